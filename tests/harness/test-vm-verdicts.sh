@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# test-vm-verdicts.sh - the guest harness turns each kind of bad guest run into a failure:
+# a failing script, a guest that outlives its timeout, and a kernel WARNING in the log.
+# A passing script passes. Runs on the newest cached kernel (6.12).
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=${1:-$(mktemp -d)}
+mkdir -p "$work"
+run=$src/tools/vm/run.sh
+ok=1
+
+check() { # NAME WANT_RC GOT_RC
+	if [ "$2" = "$3" ]; then
+		echo "ok: $1 -> exit $3"
+	else
+		echo "NOT OK: $1 -> exit $3, expected $2"
+		ok=0
+	fi
+}
+
+printf '#!/bin/bash\necho fine\nexit 0\n' >"$work/pass.sh"
+printf '#!/bin/bash\necho failing on purpose\nexit 3\n' >"$work/fail.sh"
+printf '#!/bin/bash\necho hanging on purpose\nsleep 100000\n' >"$work/hang.sh"
+printf '#!/bin/bash\necho "WARNING: CPU: 0 PID: 1 at fake.c:1 injected by the harness test" >/dev/kmsg\nexit 0\n' >"$work/warn.sh"
+
+"$run" --results "$work/pass" "$work/pass.sh"; check "passing script" 0 $?
+grep -q fine "$work/pass/output.log" && echo "ok: script output kept" || { echo "NOT OK: output.log lacks the script output"; ok=0; }
+[ -s "$work/pass/console.log" ] && echo "ok: console log kept" || { echo "NOT OK: no console.log"; ok=0; }
+"$run" --results "$work/fail" "$work/fail.sh"; check "failing script" 3 $?
+"$run" --results "$work/hang" --timeout 25 "$work/hang.sh"; check "guest timeout" 124 $?
+"$run" --results "$work/warn" "$work/warn.sh"; check "kernel WARNING in the log" 126 $?
+grep -q 'injected by the harness test' "$work/warn/scan.log" && echo "ok: scan.log names the line" ||
+	{ echo "NOT OK: scan.log does not show the WARNING line"; ok=0; }
+[ "$ok" = 1 ]

@@ -1,0 +1,92 @@
+#!/bin/bash
+# guest-init.sh - PID 1 of the viacam test guest (runs on the host's root, seen
+# read-only through 9p under a tmpfs overlay; see initramfs-init).
+#
+# Kernel command-line variables (set by tools/vm/run.sh):
+#   vm_src      project tree (build products under $vm_src/build)
+#   vm_kver     running kernel release
+#   vm_modroot  tree whose lib/modules/$vm_kver becomes the guest's /lib/modules
+#   vm_results  host folder exported read-write as 9p tag "results", mounted at the same path
+#   vm_script   script to run (empty: interactive shell on the console)
+#   vm_keep     colon-separated host paths (folders or files) that must stay visible although they lie under /tmp or /run
+#
+# The script's exit status goes to $vm_results/rc, its output to $vm_results/output.log
+# (and the console), the kernel log to $vm_results/dmesg.log. Then the guest powers off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 TERM=${TERM:-linux}
+set +e
+
+log() { echo "guest: $*" >/dev/console; }
+
+# /tmp and /run get fresh tmpfs; paths below them that the run needs are bound back.
+keep_n=0
+declare -a keep_src=() keep_tmp=()
+IFS=: read -ra keeps <<<"${vm_keep:-}:$vm_src"
+for p in "${keeps[@]}"; do
+	case "$p" in /tmp/*|/run/*) ;; *) continue ;; esac
+	if [ -d "$p" ]; then
+		mkdir -p "/.vm-keep/$keep_n"
+	elif [ -f "$p" ]; then
+		mkdir -p /.vm-keep && : >"/.vm-keep/$keep_n"
+	else
+		continue
+	fi
+	mount --bind "$p" "/.vm-keep/$keep_n" &&
+		{ keep_src+=("$p"); keep_tmp+=("/.vm-keep/$keep_n"); }
+	keep_n=$((keep_n + 1))
+done
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /run
+for i in "${!keep_src[@]}"; do
+	if [ -d "${keep_tmp[$i]}" ]; then
+		mkdir -p "${keep_src[$i]}"
+	else
+		mkdir -p "$(dirname "${keep_src[$i]}")" && : >"${keep_src[$i]}"
+	fi
+	mount --bind "${keep_tmp[$i]}" "${keep_src[$i]}"
+done
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620 devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mkdir -p /run/lock /run/user
+hostname viacam-guest
+
+if [ -n "${vm_results:-}" ]; then
+	mkdir -p "$vm_results"
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results "$vm_results" ||
+		log "cannot mount the results folder $vm_results"
+fi
+
+# The cached kernel's modules (plus viacam.ko, see the Makefile's modroot) for modprobe.
+if [ -n "${vm_modroot:-}" ] && [ -d "$vm_modroot/lib/modules/$vm_kver" ]; then
+	mkdir -p /usr/lib/modules && ln -sfn "$vm_modroot/lib/modules/$vm_kver" "/usr/lib/modules/$vm_kver"
+fi
+
+# Find hung tasks sooner than the default 120 s, so a hang fails within the run's timeout.
+[ -w /proc/sys/kernel/hung_task_timeout_secs ] && echo 30 >/proc/sys/kernel/hung_task_timeout_secs
+echo 1 >/proc/sys/kernel/sysrq 2>/dev/null
+
+export VIACAM_SRC=$vm_src VIACAM_KVER=$vm_kver VIACAM_RESULTS=${vm_results:-/tmp}
+export VIACAM_BUILD=$vm_src/build KVER=$vm_kver
+cd "$vm_src" || cd /
+
+if [ -n "${vm_script:-}" ]; then
+	log "running $vm_script"
+	# A session of its own, so the script's children cannot take the console from us.
+	setsid bash -c 'exec "$@"' _ bash "$vm_script" 2>&1 </dev/null | tee "$VIACAM_RESULTS/output.log" >/dev/console
+	rc=${PIPESTATUS[0]}
+	log "script exited with $rc"
+else
+	log "interactive shell; 'poweroff' (or exit) ends the guest"
+	cat >/tmp/.bashrc <<'RC'
+PS1='viacam-guest \w # '
+poweroff() { sync; echo o >/proc/sysrq-trigger; }
+RC
+	setsid -c bash --rcfile /tmp/.bashrc -i </dev/console >/dev/console 2>&1
+	rc=$?
+fi
+dmesg >"$VIACAM_RESULTS/dmesg.log" 2>&1
+echo "$rc" >"$VIACAM_RESULTS/rc"
+sync
+echo o >/proc/sysrq-trigger
+sleep 10
