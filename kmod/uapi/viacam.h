@@ -24,6 +24,7 @@
 #ifndef _UAPI_LINUX_VIACAM_H
 #define _UAPI_LINUX_VIACAM_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 #include <linux/videodev2.h>
@@ -62,10 +63,10 @@ struct viacam_version {
 };
 
 /* Camera state bits (viacam_camera.state). */
-#define VIACAM_STATE_CAPTURE_STREAMING	(1u << 0)	/* a consumer streams */
-#define VIACAM_STATE_BACKEND_STREAMING	(1u << 1)	/* a producer streams frames in */
-#define VIACAM_STATE_DECLARED		(1u << 2)	/* a backend declared formats */
-#define VIACAM_STATE_REPEATING		(1u << 3)	/* timed out: repeating frames */
+#define VIACAM_STATE_CAPTURE_STREAMING	_BITUL(0)	/* a consumer streams */
+#define VIACAM_STATE_BACKEND_STREAMING	_BITUL(1)	/* a producer streams frames in */
+#define VIACAM_STATE_DECLARED		_BITUL(2)	/* a backend declared formats */
+#define VIACAM_STATE_REPEATING		_BITUL(3)	/* timed out: repeating frames */
 
 /*
  * VIACAM_IOC_ADD (CAP_SYS_ADMIN): create a camera. In: id (or VIACAM_ID_AUTO),
@@ -137,8 +138,8 @@ struct viacam_formats {
 /* V4L2_CTRL_TYPE_INTEGER, _BOOLEAN, _MENU, _BUTTON */
 
 struct viacam_ctrl {
-	__u32 id;		/* V4L2_CID_*: standard ids keep their standard meaning
-				 * (and type); private ids in the user or camera class */
+	/* V4L2_CID_*: standard ids keep their meaning and type; others in the user/camera class */
+	__u32 id;
 	__u32 type;		/* V4L2_CTRL_TYPE_* */
 	char name[VIACAM_NAME_LEN];
 	__s64 minimum;

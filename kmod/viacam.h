@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * viacam.h - viacam bridge: the per-camera state shared by the module's files.
+ *
+ * Locking in short (the full rules are at the top of viacam-queue.c):
+ *   viacam_devices_lock (core) -> cam->lock -> ctrl handler lock -> cam->slock
+ */
+#ifndef VIACAM_H
+#define VIACAM_H
+
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <media/v4l2-ctrls.h>
+#include <media/v4l2-dev.h>
+#include <media/v4l2-device.h>
+#include <media/videobuf2-v4l2.h>
+
+#include "uapi/viacam.h"
+
+#define VIACAM_DRIVER		"viacam"
+#define VIACAM_DEFAULT_TIMEOUT	1000	/* ms */
+
+/* Pixel format facts the bridge needs to size buffers. */
+struct viacam_fmtinfo {
+	u32 fourcc;
+	u8 bpp;			/* bits per pixel of the first plane's line, 0: compressed */
+	u8 total_bpp;		/* bits per pixel of the whole image (planar 4:2:0 = 12) */
+	u8 even;		/* width and height must be even */
+	u8 yuv;			/* YCbCr (neutral = grey Y/Cb/Cr 0x80) */
+};
+
+/* A vb2 buffer with the list link used while the driver owns it. */
+struct viacam_buf {
+	struct vb2_v4l2_buffer vb;	/* must be first */
+	struct list_head list;
+};
+
+static inline struct viacam_buf *to_viacam_buf(struct vb2_buffer *vb)
+{
+	return container_of(to_vb2_v4l2_buffer(vb), struct viacam_buf, vb);
+}
+
+/* A declared control, with the menu item table the control framework points into. */
+struct viacam_ctrl_entry {
+	struct viacam_ctrl d;
+	const char *qmenu[VIACAM_MAX_MENU + 1];
+};
+
+/* What a stream carries: enough to tell whether a frame fits a capture buffer. */
+struct viacam_streamfmt {
+	u32 pixelformat;
+	u32 width;
+	u32 height;
+	u32 sizeimage;
+};
+
+struct viacam_cam {
+	u32 id;
+	char label[VIACAM_LABEL_LEN];
+	char card[VIACAM_LABEL_LEN];
+	u32 timeout_ms;
+
+	struct v4l2_device v4l2_dev;	/* its release frees this struct */
+	struct video_device cap_vdev;	/* capture node, for applications */
+	struct video_device out_vdev;	/* backend node, for the producer */
+	struct vb2_queue cap_q;
+	struct vb2_queue out_q;
+
+	/*
+	 * lock: vdev->lock of both nodes and q->lock of both queues, so the V4L2
+	 * core holds it around every ioctl and file operation of this camera (vb2
+	 * drops it while a DQBUF waits). Protects everything from here to slock:
+	 * the negotiated format and interval, the declarations, the control
+	 * handler pointer, cap_open and gone.
+	 */
+	struct mutex lock;
+	struct v4l2_pix_format fmt;	/* negotiated (capture) format */
+	struct v4l2_fract interval;	/* negotiated frame interval */
+	struct viacam_format *formats;	/* declared tuples, NULL: plain producer mode */
+	u32 nformats;
+	struct v4l2_ctrl_handler *ctrls;	/* cap_vdev.ctrl_handler */
+	struct viacam_ctrl_entry *ctrl_decl;	/* what was declared; backs menu names */
+	u32 nctrls;
+	u32 cap_open;			/* open file handles on the capture node */
+	bool gone;			/* removed: every call ends in ENODEV */
+
+	/*
+	 * slock: the hand-off state shared between the queues' callbacks (process
+	 * context, cam->lock held) and the frame worker (no lock held). Held only
+	 * for list and pointer updates, never during a copy or a wait.
+	 */
+	spinlock_t slock;
+	struct list_head cap_queued;	/* capture buffers waiting for a frame */
+	struct list_head out_pending;	/* backend frames not yet seen by the worker */
+	struct viacam_buf *held;	/* newest backend frame, kept by the bridge */
+	bool held_delivered;		/* held was copied to a capture buffer */
+	bool cap_active;		/* capture queue streaming */
+	bool out_active;		/* backend queue streaming */
+	bool repeating;			/* timeout passed: the worker repeats frames */
+	struct viacam_streamfmt cap_sfmt;	/* capture format while streaming */
+	struct viacam_streamfmt out_sfmt;	/* backend format while streaming */
+	struct viacam_streamfmt last_sfmt;	/* format of last_frame */
+	bool last_valid;		/* last_frame holds a frame */
+	u32 last_len;
+	u32 cap_sequence;
+	u32 out_sequence;		/* next backend buffer's sequence number */
+	u32 cap_interval_num;		/* frame interval while streaming */
+	u32 cap_interval_den;
+	ktime_t last_in;		/* when the newest real frame arrived */
+	u64 frames_in, frames_out, frames_dropped, frames_repeated;
+
+	/* Written only with slock held and last_valid false; read by the worker. */
+	void *last_frame;		/* copy of the frame of a detached backend */
+	size_t last_size;		/* allocated size of last_frame */
+
+	/* All copies run here, one at a time (ordered workqueue). */
+	struct workqueue_struct *wq;
+	struct work_struct frame_work;
+	struct delayed_work repeat_work;
+};
+
+static inline struct viacam_cam *vdev_to_cam(struct video_device *vdev)
+{
+	return video_get_drvdata(vdev);
+}
+
+/* viacam-format.c */
+const struct viacam_fmtinfo *viacam_fmtinfo(u32 fourcc);
+const struct viacam_fmtinfo *viacam_fmtinfo_at(unsigned int index);
+void viacam_fill_pix(struct v4l2_pix_format *pix, u32 fourcc, u32 width, u32 height,
+		     u32 sizeimage);
+
+/* viacam-queue.c */
+int viacam_queues_init(struct viacam_cam *cam);
+void viacam_queues_cleanup(struct viacam_cam *cam);
+void viacam_stats(struct viacam_cam *cam, u64 *in, u64 *out, u64 *dropped, u64 *repeated,
+		  bool *repeating);
+bool viacam_out_streaming(struct viacam_cam *cam);
+
+/* viacam-v4l2.c */
+extern const struct v4l2_file_operations viacam_cap_fops;
+extern const struct v4l2_file_operations viacam_out_fops;
+extern const struct v4l2_ioctl_ops viacam_cap_ioctl_ops;
+extern const struct v4l2_ioctl_ops viacam_out_ioctl_ops;
+int viacam_ctrls_init(struct viacam_cam *cam);
+void viacam_notify_consumers(struct viacam_cam *cam);
+void viacam_send_stream_event(struct viacam_cam *cam, u32 type);
+void viacam_send_event(struct viacam_cam *cam, u32 type, const void *data, size_t len);
+
+#endif /* VIACAM_H */
