@@ -26,7 +26,7 @@ KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then 
 
 COMMON_SRC := tools/common/logscan.c
 HDRS := $(wildcard tools/common/*.h backend/*.h kmod/uapi/*.h)
-PROGS := logscan viacamd viacamctl
+PROGS := logscan viacamd viacamctl vctest
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 .PHONY: all host asan kmod kmod-all deps kernels check unit run vm-shell clean
@@ -49,6 +49,7 @@ endef
 $(eval $(call prog,logscan,tools/vm/logscan-main.c,))
 $(eval $(call prog,viacamd,backend/viacamd.c,$(LIBS_DAEMON)))
 $(eval $(call prog,viacamctl,tools/viacamctl.c,))
+$(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
 
 # Unit tests (cmocka), always with the sanitizers. Each links the sources it tests.
 $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $(COMMON_SRC) $(HDRS)

@@ -1,0 +1,937 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vctest.c - test client for the viacam bridge, run inside the test guest.
+ *
+ *   vctest produce OUTDEV [-n FRAMES] [-r FPS] [-s START] [-W W -H H]
+ *       plain producer: numbered frames with a known pattern, via mmap
+ *   vctest consume CAPDEV [-n FRAMES] [-t SECONDS]
+ *       consumer: checks every frame's pattern, counter order and sequence numbers;
+ *       prints "frames= real= repeats= neutral= first= last= max_gap_ms= resumed="
+ *   vctest verify-file FILE FRAMESIZE
+ *       check a file of raw frames (from v4l2-ctl --stream-to) frame by frame
+ *   vctest blocking CAPDEV OUTDEV
+ *       the 2010 locking case: DQBUF blocks in one thread while other ioctls and
+ *       the producer go on; then the blocked DQBUF gets the frame
+ *   vctest declare CAPDEV OUTDEV
+ *       declarations appear on the capture node as declared; consumer requests
+ *       arrive as events; bad declarations are refused and change nothing
+ *   vctest churn N CAMERAS       add N cameras and remove them, CAMERAS times... (see usage)
+ *   vctest remove-busy MODE      remove a camera while a consumer streams / waits in DQBUF
+ * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "viacam.h"
+
+static int failures;
+
+static void ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("ok: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+}
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("FAIL: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+	failures++;
+}
+
+#define CHECK(cond, ...) do { if (cond) ok(__VA_ARGS__); else fail(__VA_ARGS__); } while (0)
+
+static int xopen(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "vctest: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	return fd;
+}
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int r;
+
+	do
+		r = ioctl(fd, req, arg);
+	while (r < 0 && errno == EINTR);
+	return r;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------------------
+ * The frame pattern: "VCAM", counter, ~counter, then bytes (counter * 7 + i)
+ */
+
+static void fill_frame(uint8_t *p, size_t len, uint32_t counter)
+{
+	uint32_t inv = ~counter;
+
+	memcpy(p, "VCAM", 4);
+	memcpy(p + 4, &counter, 4);
+	memcpy(p + 8, &inv, 4);
+	for (size_t i = 12; i < len; i++)
+		p[i] = (uint8_t)(counter * 7 + i);
+}
+
+enum frame_kind { FRAME_REAL, FRAME_NEUTRAL, FRAME_BAD };
+
+static enum frame_kind check_frame(const uint8_t *p, size_t len, uint32_t *counter)
+{
+	uint32_t c, inv;
+	size_t i;
+
+	if (len >= 12 && memcmp(p, "VCAM", 4) == 0) {
+		memcpy(&c, p + 4, 4);
+		memcpy(&inv, p + 8, 4);
+		if (inv != ~c)
+			return FRAME_BAD;
+		for (i = 12; i < len; i++)
+			if (p[i] != (uint8_t)(c * 7 + i))
+				return FRAME_BAD;
+		*counter = c;
+		return FRAME_REAL;
+	}
+	for (i = 0; i < len; i++)
+		if (p[i] != 0x80)
+			return FRAME_BAD;
+	return FRAME_NEUTRAL;
+}
+
+/* ------------------------------------------------------------------------
+ * Minimal mmap streaming
+ */
+
+struct stream {
+	int fd;
+	enum v4l2_buf_type type;
+	unsigned int count;
+	void *mem[32];
+	size_t len[32];
+};
+
+static int stream_setup(struct stream *s, int fd, enum v4l2_buf_type type, unsigned int count)
+{
+	struct v4l2_requestbuffers req = { .count = count, .type = type,
+					   .memory = V4L2_MEMORY_MMAP };
+
+	s->fd = fd;
+	s->type = type;
+	if (xioctl(fd, VIDIOC_REQBUFS, &req) < 0)
+		return -errno;
+	s->count = req.count;
+	for (unsigned int i = 0; i < req.count; i++) {
+		struct v4l2_buffer b = { .index = i, .type = type, .memory = V4L2_MEMORY_MMAP };
+
+		if (xioctl(fd, VIDIOC_QUERYBUF, &b) < 0)
+			return -errno;
+		s->len[i] = b.length;
+		s->mem[i] = mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				 b.m.offset);
+		if (s->mem[i] == MAP_FAILED)
+			return -errno;
+	}
+	return 0;
+}
+
+static int qbuf(struct stream *s, unsigned int index, uint32_t bytesused)
+{
+	struct v4l2_buffer b = { .index = index, .type = s->type, .memory = V4L2_MEMORY_MMAP,
+				 .bytesused = bytesused, .field = V4L2_FIELD_NONE };
+
+	return xioctl(s->fd, VIDIOC_QBUF, &b) < 0 ? -errno : 0;
+}
+
+static int dqbuf(struct stream *s, struct v4l2_buffer *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->type = s->type;
+	b->memory = V4L2_MEMORY_MMAP;
+	return xioctl(s->fd, VIDIOC_DQBUF, b) < 0 ? -errno : 0;
+}
+
+static int streamon(struct stream *s)
+{
+	int t = s->type;
+
+	return xioctl(s->fd, VIDIOC_STREAMON, &t) < 0 ? -errno : 0;
+}
+
+static int set_out_fmt(int fd, uint32_t w, uint32_t h, uint32_t *sizeimage)
+{
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+	f.fmt.pix.width = w;
+	f.fmt.pix.height = h;
+	if (xioctl(fd, VIDIOC_S_FMT, &f) < 0)
+		return -errno;
+	*sizeimage = f.fmt.pix.sizeimage;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * produce
+ */
+
+static volatile sig_atomic_t stop_flag;
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static int cmd_produce(int argc, char **argv)
+{
+	long frames = -1, fps = 30, start = 0, w = 640, h = 480;
+	uint32_t size;
+	struct stream s;
+	struct v4l2_buffer b;
+	int fd, o;
+
+	while ((o = getopt(argc, argv, "n:r:s:W:H:")) >= 0) {
+		switch (o) {
+		case 'n': frames = atol(optarg); break;
+		case 'r': fps = atol(optarg); break;
+		case 's': start = atol(optarg); break;
+		case 'W': w = atol(optarg); break;
+		case 'H': h = atol(optarg); break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc)
+		return 2;
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
+	fd = xopen(argv[optind], O_RDWR);
+	if (set_out_fmt(fd, (uint32_t)w, (uint32_t)h, &size) < 0 ||
+	    stream_setup(&s, fd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 4) < 0) {
+		fprintf(stderr, "vctest produce: setup failed: %s\n", strerror(errno));
+		return 1;
+	}
+	uint32_t counter = (uint32_t)start;
+	unsigned int queued = 0;
+	double next = now_ms();
+
+	for (long n = 0; !stop_flag && (frames < 0 || n < frames); n++) {
+		unsigned int idx;
+
+		if (queued < s.count) {
+			idx = queued++;
+		} else {
+			if (dqbuf(&s, &b) < 0) {
+				fprintf(stderr, "vctest produce: DQBUF: %s\n", strerror(errno));
+				return 1;
+			}
+			idx = b.index;
+		}
+		fill_frame(s.mem[idx], size, counter++);
+		if (qbuf(&s, idx, size) < 0) {
+			fprintf(stderr, "vctest produce: QBUF: %s\n", strerror(errno));
+			return 1;
+		}
+		if (n == 0 && streamon(&s) < 0) {
+			fprintf(stderr, "vctest produce: STREAMON: %s\n", strerror(errno));
+			return 1;
+		}
+		if (fps > 0) {
+			next += 1000.0 / fps;
+			double d = next - now_ms();
+
+			if (d > 0)
+				usleep((useconds_t)(d * 1000));
+		}
+	}
+	printf("produced %u frames\n", counter - (uint32_t)start);
+	close(fd);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * consume
+ */
+
+static int cmd_consume(int argc, char **argv)
+{
+	long frames = 30, timeout_s = 20;
+	struct stream s;
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_buffer b;
+	uint32_t counter, first = 0, last = 0, seq_expect = 0;
+	long real = 0, repeats = 0, neutral = 0, bad = 0, backwards = 0, seq_bad = 0, resumed = 0;
+	double last_t, max_gap = 0, deadline;
+	bool have = false;
+	int fd, o;
+
+	while ((o = getopt(argc, argv, "n:t:")) >= 0) {
+		switch (o) {
+		case 'n': frames = atol(optarg); break;
+		case 't': timeout_s = atol(optarg); break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc)
+		return 2;
+	fd = xopen(argv[optind], O_RDWR | O_NONBLOCK);
+	if (xioctl(fd, VIDIOC_G_FMT, &f) < 0 ||
+	    stream_setup(&s, fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4) < 0) {
+		fprintf(stderr, "vctest consume: setup: %s\n", strerror(errno));
+		return 1;
+	}
+	for (unsigned int i = 0; i < s.count; i++)
+		qbuf(&s, i, 0);
+	if (streamon(&s) < 0) {
+		fprintf(stderr, "vctest consume: STREAMON: %s\n", strerror(errno));
+		return 1;
+	}
+	last_t = now_ms();
+	deadline = last_t + timeout_s * 1000.0;
+	for (long n = 0; n < frames;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (now_ms() > deadline) {
+			printf("timeout after %ld frames\n", n);
+			break;
+		}
+		if (poll(&p, 1, 500) <= 0)
+			continue;
+		if (dqbuf(&s, &b) < 0) {
+			if (errno == EAGAIN)
+				continue;
+			printf("DQBUF: %s\n", strerror(errno));
+			return 1;
+		}
+		double t = now_ms();
+
+		if (t - last_t > max_gap)
+			max_gap = t - last_t;
+		last_t = t;
+		if (b.sequence != seq_expect)
+			seq_bad++;
+		seq_expect = b.sequence + 1;
+		switch (check_frame(s.mem[b.index], b.bytesused, &counter)) {
+		case FRAME_REAL:
+			if (!have)
+				first = counter;
+			else if (counter == last)
+				repeats++;
+			else if (counter < last)
+				backwards++;
+			else if (counter >= 1000000 && last < 1000000)
+				resumed = 1;
+			if (counter != last || !have)
+				real++;
+			last = counter;
+			have = true;
+			break;
+		case FRAME_NEUTRAL:
+			neutral++;
+			break;
+		default:
+			bad++;
+			break;
+		}
+		n++;
+		qbuf(&s, b.index, 0);
+	}
+	printf("frames=%ld real=%ld repeats=%ld neutral=%ld bad=%ld backwards=%ld seq_bad=%ld "
+	       "first=%u last=%u max_gap_ms=%.0f resumed=%ld\n",
+	       real + repeats + neutral + bad, real, repeats, neutral, bad, backwards, seq_bad,
+	       first, last, max_gap, resumed);
+	close(fd);
+	return (bad || backwards || seq_bad) ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * verify-file
+ */
+
+static int cmd_verify_file(int argc, char **argv)
+{
+	FILE *f;
+	size_t size, n;
+	uint8_t *buf;
+	uint32_t c, last = 0;
+	long frames = 0, real = 0, bad = 0, backwards = 0;
+
+	if (argc != 3)
+		return 2;
+	size = strtoul(argv[2], NULL, 0);
+	f = fopen(argv[1], "rb");
+	if (!f || !size) {
+		fprintf(stderr, "vctest verify-file: %s: %s\n", argv[1], strerror(errno));
+		return 2;
+	}
+	buf = malloc(size);
+	while ((n = fread(buf, 1, size, f)) == size) {
+		frames++;
+		switch (check_frame(buf, size, &c)) {
+		case FRAME_REAL:
+			if (real && c < last)
+				backwards++;
+			last = c;
+			real++;
+			break;
+		case FRAME_NEUTRAL:
+			break;
+		default:
+			bad++;
+		}
+	}
+	free(buf);
+	fclose(f);
+	printf("frames=%ld real=%ld bad=%ld backwards=%ld partial=%zu\n", frames, real, bad,
+	       backwards, n);
+	return (!frames || !real || bad || backwards || n) ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * blocking: the 2010 debate, as a test
+ */
+
+struct blocker {
+	const char *dev;
+	int fd;
+	struct stream s;
+	volatile int state;	/* 0 starting, 1 about to block, 2 returned */
+	int ret;
+	uint32_t counter;
+	enum frame_kind kind;
+};
+
+static void *blocker_main(void *arg)
+{
+	struct blocker *bl = arg;
+	struct v4l2_buffer b;
+
+	bl->state = 1;
+	bl->ret = dqbuf(&bl->s, &b);	/* blocking: the fd has no O_NONBLOCK */
+	if (!bl->ret)
+		bl->kind = check_frame(bl->s.mem[b.index], b.bytesused, &bl->counter);
+	bl->state = 2;
+	return NULL;
+}
+
+/* Run @what on @fd and check it came back within @ms. */
+static void timed(const char *what, int fd, unsigned long req, void *arg, double ms)
+{
+	double t = now_ms();
+	int r = xioctl(fd, req, arg);
+	double d = now_ms() - t;
+
+	if (r < 0)
+		fail("%s while DQBUF blocks: %s", what, strerror(errno));
+	else
+		CHECK(d < ms, "%s completes while another thread blocks in DQBUF (%.1f ms)", what, d);
+}
+
+static int declare_brightness(int outfd)
+{
+	struct viacam_ctrl c = {
+		.id = V4L2_CID_BRIGHTNESS, .type = V4L2_CTRL_TYPE_INTEGER, .name = "Brightness",
+		.minimum = 0, .maximum = 255, .step = 1, .default_value = 128,
+	};
+	struct viacam_ctrls cs = { .count = 1, .ctrls = (uintptr_t)&c };
+
+	return xioctl(outfd, VIACAM_IOC_S_CTRLS, &cs);
+}
+
+static int cmd_blocking(int argc, char **argv)
+{
+	struct blocker bl = { 0 };
+	struct stream out;
+	pthread_t th;
+	uint32_t size;
+	int outfd, other;
+
+	if (argc != 3)
+		return 2;
+	outfd = xopen(argv[2], O_RDWR);
+	CHECK(declare_brightness(outfd) == 0, "backend declares a brightness control");
+	bl.fd = xopen(argv[1], O_RDWR);
+	if (stream_setup(&bl.s, bl.fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0)
+		return 1;
+	qbuf(&bl.s, 0, 0);
+	qbuf(&bl.s, 1, 0);
+	CHECK(streamon(&bl.s) == 0, "consumer STREAMON");
+	pthread_create(&th, NULL, blocker_main, &bl);
+	usleep(300000);
+	CHECK(bl.state == 1, "thread A is blocked in VIDIOC_DQBUF (no frame yet)");
+
+	other = xopen(argv[1], O_RDWR);
+	struct v4l2_capability cap;
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_fmtdesc fd = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_control c = { .id = V4L2_CID_BRIGHTNESS };
+
+	timed("QUERYCAP", other, VIDIOC_QUERYCAP, &cap, 1000);
+	timed("G_FMT", other, VIDIOC_G_FMT, &f, 1000);
+	timed("ENUM_FMT", other, VIDIOC_ENUM_FMT, &fd, 1000);
+	timed("G_CTRL", other, VIDIOC_G_CTRL, &c, 1000);
+	c.value = 200;
+	timed("S_CTRL", other, VIDIOC_S_CTRL, &c, 1000);
+	CHECK(bl.state == 1, "thread A is still blocked after the other ioctls");
+
+	/* The producer: S_FMT, buffers, QBUF, STREAMON on the backend node. */
+	double t = now_ms();
+
+	CHECK(set_out_fmt(outfd, 640, 480, &size) == 0, "producer S_FMT while DQBUF blocks");
+	CHECK(stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) == 0,
+	      "producer REQBUFS while DQBUF blocks");
+	fill_frame(out.mem[0], size, 4242);
+	CHECK(qbuf(&out, 0, size) == 0, "producer QBUF while DQBUF blocks");
+	CHECK(streamon(&out) == 0, "producer STREAMON while DQBUF blocks");
+	while (bl.state != 2 && now_ms() - t < 3000)
+		usleep(1000);
+	CHECK(bl.state == 2 && bl.ret == 0, "thread A wakes up with a buffer (%.0f ms after the "
+	      "producer started)", now_ms() - t);
+	CHECK(bl.kind == FRAME_REAL && bl.counter == 4242, "the buffer holds the producer's frame "
+	      "(counter %u)", bl.counter);
+	if (bl.state != 2)
+		pthread_cancel(th);
+	pthread_join(th, NULL);
+	close(other);
+	close(bl.fd);
+	close(outfd);
+	return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * declare
+ */
+
+static void sub(int fd, uint32_t type, uint32_t flags)
+{
+	struct v4l2_event_subscription s = { .type = type, .flags = flags };
+
+	if (xioctl(fd, VIDIOC_SUBSCRIBE_EVENT, &s) < 0)
+		fail("SUBSCRIBE_EVENT 0x%x: %s", type, strerror(errno));
+}
+
+/* Dequeue events until one of @type comes (or none is left). */
+static bool get_event(int fd, uint32_t type, struct v4l2_event *ev)
+{
+	struct pollfd p = { .fd = fd, .events = POLLPRI };
+
+	while (poll(&p, 1, 1000) > 0) {
+		if (xioctl(fd, VIDIOC_DQEVENT, ev) < 0)
+			return false;
+		if (ev->type == type)
+			return true;
+	}
+	return false;
+}
+
+static int set_formats(int fd, const struct viacam_format *f, uint32_t n)
+{
+	struct viacam_formats fs = { .count = n, .formats = (uintptr_t)f };
+
+	return xioctl(fd, VIACAM_IOC_S_FORMATS, &fs) < 0 ? -errno : 0;
+}
+
+static int set_ctrls(int fd, const struct viacam_ctrl *c, uint32_t n)
+{
+	struct viacam_ctrls cs = { .count = n, .ctrls = (uintptr_t)c };
+
+	return xioctl(fd, VIACAM_IOC_S_CTRLS, &cs) < 0 ? -errno : 0;
+}
+
+static int count_fmts(int capfd, uint32_t *list, int max)
+{
+	int n = 0;
+
+	for (;; n++) {
+		struct v4l2_fmtdesc d = { .index = (uint32_t)n, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+		if (xioctl(capfd, VIDIOC_ENUM_FMT, &d) < 0)
+			break;
+		if (n < max)
+			list[n] = d.pixelformat;
+	}
+	return n;
+}
+
+static int cmd_declare(int argc, char **argv)
+{
+	static const struct viacam_format fmts[] = {
+		{ V4L2_PIX_FMT_YUYV, 640, 480, 1, 30, 0, { 0 } },
+		{ V4L2_PIX_FMT_YUYV, 640, 480, 1, 15, 0, { 0 } },
+		{ V4L2_PIX_FMT_YUYV, 320, 240, 1, 30, 0, { 0 } },
+		{ V4L2_PIX_FMT_NV12, 640, 480, 1, 30, 0, { 0 } },
+		{ V4L2_PIX_FMT_MJPEG, 1280, 720, 1, 30, 500000, { 0 } },
+	};
+	struct viacam_ctrl ctrls[3] = {
+		{ .id = V4L2_CID_BRIGHTNESS, .type = V4L2_CTRL_TYPE_INTEGER, .name = "Brightness",
+		  .minimum = 0, .maximum = 255, .step = 1, .default_value = 128 },
+		{ .id = V4L2_CID_HFLIP, .type = V4L2_CTRL_TYPE_BOOLEAN, .name = "Horizontal Flip",
+		  .minimum = 0, .maximum = 1, .step = 1, .default_value = 0 },
+		{ .id = V4L2_CID_USER_BASE + 0x1000, .type = V4L2_CTRL_TYPE_MENU,
+		  .name = "Test Pattern", .minimum = 0, .maximum = 2, .default_value = 0,
+		  .menu_count = 3, .menu = { "Off", "Bars", "Gradient" } },
+	};
+	struct v4l2_event ev;
+	int outfd, capfd;
+	uint32_t list[16];
+
+	if (argc != 3)
+		return 2;
+	capfd = xopen(argv[1], O_RDWR);
+	outfd = xopen(argv[2], O_RDWR);
+	sub(outfd, VIACAM_EVENT_CONSUMERS, V4L2_EVENT_SUB_FL_SEND_INITIAL);
+	CHECK(get_event(outfd, VIACAM_EVENT_CONSUMERS, &ev) &&
+	      ((struct viacam_event_consumers *)ev.u.data)->open == 1,
+	      "SEND_INITIAL: a consumers event with open=1 arrives on subscription");
+	sub(outfd, VIACAM_EVENT_FORMAT, 0);
+	sub(outfd, VIACAM_EVENT_INTERVAL, 0);
+	sub(outfd, VIACAM_EVENT_CTRL, 0);
+	sub(outfd, VIACAM_EVENT_STREAM_START, 0);
+	sub(outfd, VIACAM_EVENT_STREAM_STOP, 0);
+
+	CHECK(set_formats(outfd, fmts, 5) == 0, "declare 5 format tuples");
+	CHECK(count_fmts(capfd, list, 16) == 3 && list[0] == V4L2_PIX_FMT_YUYV &&
+	      list[1] == V4L2_PIX_FMT_NV12 && list[2] == V4L2_PIX_FMT_MJPEG,
+	      "ENUM_FMT lists YUYV, NV12, MJPEG in declaration order");
+	struct v4l2_frmsizeenum fs = { .index = 0, .pixel_format = V4L2_PIX_FMT_YUYV };
+	int nsizes = 0;
+
+	while (xioctl(capfd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0) {
+		if (fs.type != V4L2_FRMSIZE_TYPE_DISCRETE)
+			fail("frame size %u is not DISCRETE", fs.index);
+		nsizes++;
+		fs.index++;
+	}
+	CHECK(nsizes == 2, "YUYV has 2 discrete sizes (got %d)", nsizes);
+	struct v4l2_frmivalenum fi = { .pixel_format = V4L2_PIX_FMT_YUYV, .width = 640,
+				       .height = 480 };
+	int nivs = 0;
+
+	while (xioctl(capfd, VIDIOC_ENUM_FRAMEINTERVALS, &fi) == 0) {
+		nivs += fi.type == V4L2_FRMIVAL_TYPE_DISCRETE;
+		fi.index++;
+	}
+	CHECK(nivs == 2, "YUYV 640x480 has 2 discrete intervals (got %d)", nivs);
+
+	CHECK(set_ctrls(outfd, ctrls, 3) == -EBUSY,
+	      "a new control set is refused with EBUSY while the capture node is open");
+	close(capfd);
+	CHECK(set_ctrls(outfd, ctrls, 3) == 0, "declare 3 controls with the capture node closed");
+	capfd = xopen(argv[1], O_RDWR);
+	struct v4l2_queryctrl q = { .id = V4L2_CID_BRIGHTNESS };
+
+	CHECK(xioctl(capfd, VIDIOC_QUERYCTRL, &q) == 0 && q.maximum == 255 &&
+	      q.default_value == 128 && !strcmp((char *)q.name, "Brightness"),
+	      "brightness appears as declared");
+	struct v4l2_querymenu qm = { .id = V4L2_CID_USER_BASE + 0x1000, .index = 2 };
+
+	CHECK(xioctl(capfd, VIDIOC_QUERYMENU, &qm) == 0 && !strcmp((char *)qm.name, "Gradient"),
+	      "menu item 2 is 'Gradient'");
+	ctrls[0].default_value = 100;
+	CHECK(set_ctrls(outfd, ctrls, 3) == 0, "a new default for the same set is accepted while open");
+	q.id = V4L2_CID_BRIGHTNESS;
+	CHECK(xioctl(capfd, VIDIOC_QUERYCTRL, &q) == 0 && q.default_value == 100,
+	      "the new default is visible (%d)", q.default_value);
+
+	/* Consumer requests become events. */
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+	f.fmt.pix.width = 330;
+	f.fmt.pix.height = 250;
+	CHECK(xioctl(capfd, VIDIOC_S_FMT, &f) == 0 && f.fmt.pix.width == 320 &&
+	      f.fmt.pix.height == 240 && f.fmt.pix.sizeimage == 320 * 240 * 2 &&
+	      f.fmt.pix.bytesperline == 640, "S_FMT 330x250 snaps to 320x240 with bpl 640");
+	CHECK(get_event(outfd, VIACAM_EVENT_FORMAT, &ev) &&
+	      ((struct viacam_event_stream *)ev.u.data)->width == 320,
+	      "the backend gets a FORMAT event for 320x240");
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_NV12;
+	f.fmt.pix.width = 640;
+	f.fmt.pix.height = 480;
+	CHECK(xioctl(capfd, VIDIOC_S_FMT, &f) == 0 && f.fmt.pix.sizeimage == 640 * 480 * 3 / 2 &&
+	      f.fmt.pix.bytesperline == 640, "NV12 640x480: sizeimage 460800, bpl 640");
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_MJPEG;
+	f.fmt.pix.width = 1280;
+	f.fmt.pix.height = 720;
+	CHECK(xioctl(capfd, VIDIOC_S_FMT, &f) == 0 && f.fmt.pix.sizeimage == 500000,
+	      "MJPEG takes the producer-given sizeimage 500000");
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+	f.fmt.pix.width = 640;
+	f.fmt.pix.height = 480;
+	xioctl(capfd, VIDIOC_S_FMT, &f);
+	struct v4l2_streamparm sp = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+	sp.parm.capture.timeperframe.numerator = 1;
+	sp.parm.capture.timeperframe.denominator = 14;
+	CHECK(xioctl(capfd, VIDIOC_S_PARM, &sp) == 0 &&
+	      sp.parm.capture.timeperframe.denominator == 15, "S_PARM 1/14 snaps to 1/15");
+	CHECK(get_event(outfd, VIACAM_EVENT_INTERVAL, &ev) &&
+	      ((struct viacam_event_stream *)ev.u.data)->interval_den == 15,
+	      "the backend gets an INTERVAL event for 1/15");
+	struct v4l2_control c = { .id = V4L2_CID_BRIGHTNESS, .value = 77 };
+
+	CHECK(xioctl(capfd, VIDIOC_S_CTRL, &c) == 0, "consumer S_CTRL brightness=77");
+	CHECK(get_event(outfd, VIACAM_EVENT_CTRL, &ev) &&
+	      ((struct viacam_event_ctrl *)ev.u.data)->id == V4L2_CID_BRIGHTNESS &&
+	      ((struct viacam_event_ctrl *)ev.u.data)->value == 77,
+	      "the backend gets a CTRL event (brightness, 77)");
+	struct stream s;
+
+	stream_setup(&s, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2);
+	CHECK(streamon(&s) == 0, "consumer STREAMON");
+	CHECK(get_event(outfd, VIACAM_EVENT_STREAM_START, &ev) &&
+	      ((struct viacam_event_stream *)ev.u.data)->pixelformat == V4L2_PIX_FMT_YUYV &&
+	      ((struct viacam_event_stream *)ev.u.data)->interval_den == 15,
+	      "STREAM_START carries YUYV at 1/15");
+
+	/* Bad declarations: EINVAL, and nothing changes. */
+	struct viacam_format bad = fmts[0];
+
+	bad.width = 0;
+	CHECK(set_formats(outfd, &bad, 1) == -EINVAL, "zero width is refused");
+	bad = fmts[0];
+	bad.pixelformat = 0x31323334;
+	CHECK(set_formats(outfd, &bad, 1) == -EINVAL, "unknown fourcc is refused");
+	bad = fmts[0];
+	bad.interval_den = 0;
+	CHECK(set_formats(outfd, &bad, 1) == -EINVAL, "zero interval is refused");
+	struct viacam_formats toomany = { .count = VIACAM_MAX_FORMATS + 1,
+					  .formats = (uintptr_t)fmts };
+
+	CHECK(xioctl(outfd, VIACAM_IOC_S_FORMATS, &toomany) < 0 && errno == EINVAL,
+	      "more than %d tuples are refused", VIACAM_MAX_FORMATS);
+	struct viacam_ctrl bc = ctrls[0];
+
+	bc.minimum = 300;
+	CHECK(set_ctrls(outfd, &bc, 1) == -EINVAL, "control with min > max is refused");
+	bc = ctrls[0];
+	memset(bc.name, 'x', sizeof(bc.name));
+	CHECK(set_ctrls(outfd, &bc, 1) == -EINVAL, "unterminated control name is refused");
+	struct viacam_ctrl dup[2] = { ctrls[0], ctrls[0] };
+
+	CHECK(set_ctrls(outfd, dup, 2) == -EINVAL, "duplicate control ids are refused");
+	bc = ctrls[1];
+	bc.type = V4L2_CTRL_TYPE_INTEGER;
+	CHECK(set_ctrls(outfd, &bc, 1) == -EINVAL, "hflip declared as an integer is refused");
+	struct viacam_ctrls toomanyc = { .count = VIACAM_MAX_CTRLS + 1, .ctrls = (uintptr_t)ctrls };
+
+	CHECK(xioctl(outfd, VIACAM_IOC_S_CTRLS, &toomanyc) < 0 && errno == EINVAL,
+	      "more than %d controls are refused", VIACAM_MAX_CTRLS);
+	CHECK(count_fmts(capfd, list, 16) == 3, "formats unchanged after the refusals");
+	q.id = V4L2_CID_BRIGHTNESS;
+	CHECK(xioctl(capfd, VIDIOC_QUERYCTRL, &q) == 0 && q.maximum == 255,
+	      "controls unchanged after the refusals");
+	int t = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+
+	xioctl(capfd, VIDIOC_STREAMOFF, &t);
+	CHECK(get_event(outfd, VIACAM_EVENT_STREAM_STOP, &ev), "STREAM_STOP after STREAMOFF");
+
+	/* A second file handle cannot take over a streaming queue. */
+	int other = xopen(argv[1], O_RDWR);
+	struct v4l2_requestbuffers rb = { .count = 2, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+
+	CHECK(xioctl(other, VIDIOC_REQBUFS, &rb) < 0 && errno == EBUSY,
+	      "REQBUFS from a second file handle gets EBUSY");
+	close(other);
+	close(capfd);
+	CHECK(set_formats(outfd, NULL, 0) == 0, "going back to plain mode");
+	close(outfd);
+	return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Camera management through /dev/viacam
+ */
+
+static int ctl_add(int ctl, const char *label, uint32_t timeout_ms, struct viacam_camera *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->id = VIACAM_ID_AUTO;
+	c->capture_nr = VIACAM_NR_AUTO;
+	c->backend_nr = VIACAM_NR_AUTO;
+	c->timeout_ms = timeout_ms;
+	snprintf(c->label, sizeof(c->label), "%s", label);
+	return xioctl(ctl, VIACAM_IOC_ADD, c) < 0 ? -errno : 0;
+}
+
+static int ctl_remove(int ctl, uint32_t id)
+{
+	struct viacam_camera c = { .id = id };
+
+	return xioctl(ctl, VIACAM_IOC_REMOVE, &c) < 0 ? -errno : 0;
+}
+
+static int cmd_churn(int argc, char **argv)
+{
+	int cams, rounds, ctl = xopen("/dev/viacam", O_RDWR);
+	struct viacam_camera c[VIACAM_MAX_CAMERAS];
+	int bad = 0;
+
+	if (argc != 3)
+		return 2;
+	cams = atoi(argv[1]);
+	rounds = atoi(argv[2]);
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < cams; i++)
+			if (ctl_add(ctl, "churn", 0, &c[i]) < 0)
+				bad++;
+		for (int i = 0; i < cams; i++)
+			if (ctl_remove(ctl, c[i].id) < 0)
+				bad++;
+	}
+	CHECK(bad == 0, "%d rounds of adding and removing %d cameras (%d errors)", rounds, cams,
+	      bad);
+	struct viacam_camera big;
+
+	CHECK(ctl_add(ctl, "", 0, &big) == 0 && ctl_remove(ctl, big.id) == 0,
+	      "the control node still works afterwards");
+	memset(&big, 0, sizeof(big));
+	big.id = VIACAM_ID_AUTO;
+	big.capture_nr = big.backend_nr = VIACAM_NR_AUTO;
+	memset(big.label, 'x', sizeof(big.label));
+	CHECK(xioctl(ctl, VIACAM_IOC_ADD, &big) < 0 && errno == EINVAL,
+	      "an unterminated label is refused with EINVAL");
+	CHECK(ctl_remove(ctl, 12345) == -ENOENT, "removing an unknown id gives ENOENT");
+	close(ctl);
+	return failures ? 1 : 0;
+}
+
+struct waiter {
+	int fd;
+	struct stream s;
+	volatile int done;
+	int err;
+	long frames;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	struct v4l2_buffer b;
+
+	for (;;) {
+		if (dqbuf(&w->s, &b) < 0) {
+			w->err = errno;
+			break;
+		}
+		w->frames++;
+		qbuf(&w->s, b.index, 0);
+	}
+	w->done = 1;
+	return NULL;
+}
+
+/* MODE "streaming": frames flow (neutral repeats, 100 ms timeout); "blocked": nothing comes. */
+static int cmd_remove_busy(int argc, char **argv)
+{
+	struct viacam_camera c;
+	struct waiter w = { 0 };
+	pthread_t th;
+	char path[64];
+	bool streaming;
+	int ctl = xopen("/dev/viacam", O_RDWR);
+
+	if (argc != 2)
+		return 2;
+	streaming = !strcmp(argv[1], "streaming");
+	if (ctl_add(ctl, "remove-busy", streaming ? 100 : 60000, &c) < 0) {
+		fail("add a camera: %s", strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/dev/video%d", c.capture_nr);
+	w.fd = xopen(path, O_RDWR);
+	stream_setup(&w.s, w.fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4);
+	for (unsigned int i = 0; i < w.s.count; i++)
+		qbuf(&w.s, i, 0);
+	streamon(&w.s);
+	pthread_create(&th, NULL, waiter_main, &w);
+	usleep(streaming ? 800000 : 300000);
+	if (streaming)
+		CHECK(w.frames > 0, "consumer receives (repeated) frames before removal (%ld)",
+		      w.frames);
+	else
+		CHECK(w.frames == 0 && !w.done, "consumer is blocked in DQBUF");
+	CHECK(ctl_remove(ctl, c.id) == 0, "remove the camera while its consumer is %s",
+	      argv[1]);
+	double t = now_ms();
+
+	while (!w.done && now_ms() - t < 3000)
+		usleep(1000);
+	CHECK(w.done, "the consumer's DQBUF returns after the removal (%.0f ms)", now_ms() - t);
+	CHECK(w.err == ENODEV, "...with ENODEV (%s)", strerror(w.err));
+	if (!w.done)
+		pthread_cancel(th);
+	pthread_join(th, NULL);
+	struct v4l2_capability cap;
+
+	CHECK(xioctl(w.fd, VIDIOC_QUERYCAP, &cap) < 0 && errno == ENODEV,
+	      "the next ioctl on the open fd fails with ENODEV");
+	CHECK(access(path, F_OK) != 0, "%s is gone", path);
+	close(w.fd);
+	close(ctl);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		goto usage;
+	argc--;
+	argv++;
+	if (!strcmp(argv[0], "produce"))
+		return cmd_produce(argc, argv);
+	if (!strcmp(argv[0], "consume"))
+		return cmd_consume(argc, argv);
+	if (!strcmp(argv[0], "verify-file"))
+		return cmd_verify_file(argc, argv);
+	if (!strcmp(argv[0], "blocking"))
+		return cmd_blocking(argc, argv);
+	if (!strcmp(argv[0], "declare"))
+		return cmd_declare(argc, argv);
+	if (!strcmp(argv[0], "churn"))
+		return cmd_churn(argc, argv);
+	if (!strcmp(argv[0], "remove-busy"))
+		return cmd_remove_busy(argc, argv);
+usage:
+	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
+			"remove-busy ... (see the top of tests/guest/vctest.c)\n");
+	return 2;
+}

@@ -1,0 +1,48 @@
+# lib.sh - helpers for the guest-side integration tests (sourced by each test.sh).
+set -u
+BIN=$VIACAM_BUILD/host
+RES=$VIACAM_RESULTS
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+check() { # DESCRIPTION COMMAND...
+	local what=$1; shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() {
+	[ "$failures" = 0 ] && { echo "all checks passed"; exit 0; }
+	echo "$failures check(s) failed"; exit 1
+}
+die() { echo "FAIL: $*"; exit 1; }
+
+# Node of camera ID: cap_node ID / out_node ID -> /dev/videoN
+cam_node() { # ROLE ID
+	local d
+	for d in /sys/class/video4linux/video*; do
+		[ "$(cat "$d/viacam_id" 2>/dev/null)" = "$2" ] &&
+			[ "$(cat "$d/viacam_role")" = "$1" ] && { echo "/dev/$(basename "$d")"; return 0; }
+	done
+	return 1
+}
+
+# compliance_gate LOG: 0 failures and 0 warnings, except the two messages that Debian's
+# v4l2-compliance 1.22.1 prints for every driver on these kernels (see README).
+compliance_gate() {
+	local log=$1 totals failed warnings other
+	totals=$(grep -E '^Total for ' "$log" | tail -n 1)
+	[ -n "$totals" ] || { echo "no totals in $log"; return 1; }
+	failed=$(sed -nE 's/.*Failed: ([0-9]+).*/\1/p' <<<"$totals")
+	warnings=$(sed -nE 's/.*Warnings: ([0-9]+).*/\1/p' <<<"$totals")
+	other=$(grep -E '^\s*(fail|warn):' "$log" |
+		grep -vE 'fmtdesc\.description mismatch|check_0\(crbufs\.reserved, sizeof\(crbufs\.reserved\)\)' || true)
+	echo "$totals"
+	[ -n "$other" ] && { echo "unexpected:"; echo "$other"; }
+	local tolerated
+	tolerated=$(grep -cE '^\s*fail:.*(fmtdesc\.description mismatch|check_0\(crbufs\.reserved)' "$log")
+	[ -z "$other" ] && [ "$warnings" = 0 ] && [ "$failed" -le "$tolerated" ]
+}
+
+load_viacam() {
+	modprobe viacam "$@" || die "modprobe viacam $*"
+}
