@@ -357,6 +357,15 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 
 	if (vb2_plane_size(vb, 0) < size)
 		return -EINVAL;
+	/*
+	 * write() (vb2's file I/O emulation) queues its buffers with a payload
+	 * of 0 on these kernels: the v4l2 layer overwrites the byte count the
+	 * emulation set. A raw frame is always a full frame, so take it as one.
+	 */
+	if (!payload && !viacam_is_compressed(cam->fmt.pixelformat)) {
+		payload = size;
+		vb2_set_plane_payload(vb, 0, size);
+	}
 	if (viacam_is_compressed(cam->fmt.pixelformat)) {
 		if (!payload || payload > size)
 			return -EINVAL;

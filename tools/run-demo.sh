@@ -21,5 +21,6 @@ rc=0
 "$src/tools/vm/run.sh" --kernel "${KERNEL:-6.12}" --results "$out" --timeout 300 \
 	"$src/tools/demo-job.sh" || rc=$?
 cat "$out/output.log" 2>/dev/null || true
+[ -f "$out/snapshot.png" ] && echo "run: snapshot: $out/snapshot.png"
 echo "run: guest logs in ${out#$src/}/ (console.log, output.log, dmesg.log)"
 exit "$rc"

@@ -36,14 +36,18 @@ check "vctest consumer: 60 frames in order, sequence numbers consecutive ($res)"
 	"$BIN/vctest" consume -n 60 "$cap"
 kill "$prod"; wait "$prod" 2>/dev/null
 
-# Plain producers from real applications.
-not_neutral() { [ "$(head -c $size "$1" | tr -d '\200' | wc -c)" -gt 1000 ]; }
+# Plain producers from real applications, into the second camera (which never saw vctest's
+# frames, so what arrives can only come from them).
+cap=$exporter
+out=/dev/$(cat "/sys/class/video4linux/$(basename "$cap")/viacam_peer")
 timeout 60 ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc=size=640x480:rate=30 \
 	-pix_fmt yuyv422 -f v4l2 "$out" >"$RES/ffmpeg-producer.log" 2>&1 &
 ff=$!
 sleep 4
 rm -f /tmp/ff.raw
 timeout 30 v4l2-ctl -d "$cap" --stream-mmap --stream-count=10 --stream-to=/tmp/ff.raw >/dev/null 2>&1
+in1=$(sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$cap")/viacam_stats")
+check "ffmpeg's frames reach the bridge through write() (frames_in=$in1)" test "${in1:-0}" -gt 10
 check "ffmpeg -f v4l2 as producer: 10 frames of real content arrive" \
 	bash -c "[ \$(stat -c %s /tmp/ff.raw) = $((size * 10)) ] && [ \$(head -c $size /tmp/ff.raw | tr -d '\200' | wc -c) -gt 1000 ]"
 kill "$ff" 2>/dev/null; wait "$ff" 2>/dev/null
@@ -55,9 +59,20 @@ gs=$!
 sleep 5
 rm -f /tmp/gst.raw
 timeout 30 v4l2-ctl -d "$cap" --stream-mmap --stream-count=10 --stream-to=/tmp/gst.raw >/dev/null 2>&1
+in2=$(sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$cap")/viacam_stats")
+check "gst's frames reach the bridge (frames_in $in1 -> $in2)" test "${in2:-0}" -gt "$((in1 + 10))"
 check "gst v4l2sink as producer: 10 frames of real content arrive" \
 	bash -c "[ \$(stat -c %s /tmp/gst.raw) = $((size * 10)) ] && [ \$(head -c $size /tmp/gst.raw | tr -d '\200' | wc -c) -gt 1000 ]"
 kill "$gs" 2>/dev/null; wait "$gs" 2>/dev/null
+timeout 60 v4l2-ctl -d "$out" --stream-out-mmap --stream-count=100000 >"$RES/v4l2ctl-producer.log" 2>&1 &
+vp=$!
+sleep 3
+rm -f /tmp/vp.raw
+timeout 30 v4l2-ctl -d "$cap" --stream-mmap --stream-count=10 --stream-to=/tmp/vp.raw >/dev/null 2>&1
+in3=$(sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$cap")/viacam_stats")
+check "v4l2-ctl --stream-out-mmap as producer: 10 frames arrive (frames_in $in2 -> $in3)" \
+	bash -c "[ \$(stat -c %s /tmp/vp.raw) = $((size * 10)) ] && [ ${in3:-0} -gt $((in2 + 10)) ]"
+kill "$vp" 2>/dev/null; wait "$vp" 2>/dev/null
 cat /sys/class/video4linux/$(basename "$cap")/viacam_stats >"$RES/stats.txt"
 check "sysfs counters show frames in and out" bash -c "grep -q 'frames_out [1-9]' $RES/stats.txt && grep -q 'frames_in [1-9]' $RES/stats.txt"
 sleep 0.5
