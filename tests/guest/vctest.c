@@ -172,6 +172,14 @@ static int stream_setup(struct stream *s, int fd, enum v4l2_buf_type type, unsig
 	return 0;
 }
 
+/* Unmap the buffers: a mapping keeps the file (and the queue's ownership) alive past close(). */
+static void stream_unmap(struct stream *s)
+{
+	for (unsigned int i = 0; i < s->count; i++)
+		munmap(s->mem[i], s->len[i]);
+	s->count = 0;
+}
+
 static int qbuf(struct stream *s, unsigned int index, uint32_t bytesused)
 {
 	struct v4l2_buffer b = { .index = index, .type = s->type, .memory = V4L2_MEMORY_MMAP,
@@ -770,7 +778,28 @@ static int cmd_declare(int argc, char **argv)
 	CHECK(xioctl(other, VIDIOC_REQBUFS, &rb) < 0 && errno == EBUSY,
 	      "REQBUFS from a second file handle gets EBUSY");
 	close(other);
+	stream_unmap(&s);
 	close(capfd);
+
+	/* PipeWire asks for 16 buffers; up to 32 are allowed on both nodes. */
+	const char *nodes[2] = { argv[1], argv[2] };
+
+	for (int i = 0; i < 2; i++) {
+		int nfd = xopen(nodes[i], O_RDWR);
+		struct v4l2_requestbuffers r = {
+			.count = 16, .memory = V4L2_MEMORY_MMAP,
+			.type = i ? V4L2_BUF_TYPE_VIDEO_OUTPUT : V4L2_BUF_TYPE_VIDEO_CAPTURE,
+		};
+
+		int rr = xioctl(nfd, VIDIOC_REQBUFS, &r);
+
+		CHECK(rr == 0 && r.count == 16, "%s: REQBUFS 16 gives 16 (%u, %s)", nodes[i],
+		      r.count, rr ? strerror(errno) : "ok");
+		r.count = 40;
+		CHECK(xioctl(nfd, VIDIOC_REQBUFS, &r) == 0 && r.count == 32,
+		      "%s: REQBUFS 40 gives 32 (%u)", nodes[i], r.count);
+		close(nfd);
+	}
 	CHECK(set_formats(outfd, NULL, 0) == 0, "going back to plain mode");
 	close(outfd);
 	return failures ? 1 : 0;
