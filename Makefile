@@ -24,7 +24,6 @@ LIBS_DAEMON := $(shell pkg-config --libs libsystemd 2>/dev/null)
 KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then echo $$d; \
 	else tools/vm/kernels.sh kdir $(KERNEL) 2>/dev/null; fi)
 
-COMMON_SRC := tools/common/logscan.c
 HDRS := $(wildcard tools/common/*.h backend/*.h kmod/uapi/*.h)
 PROGS := logscan viacamd viacamctl vctest
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
@@ -39,22 +38,25 @@ asan: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/asan/tests/,$(UN
 
 # prog NAME, SOURCES, LIBS: an optimized build in build/host and an ASan/UBSan one in build/asan.
 define prog
-$(BUILD)/host/$(1): $(2) $(COMMON_SRC) $(HDRS)
+$(BUILD)/host/$(1): $(2) $(HDRS)
 	@mkdir -p $$(@D)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS_OPT) $(INCLUDES) -o $$@ $(2) $(COMMON_SRC) $(3)
-$(BUILD)/asan/$(1): $(2) $(COMMON_SRC) $(HDRS)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS_OPT) $(INCLUDES) -o $$@ $(2) $(3)
+$(BUILD)/asan/$(1): $(2) $(HDRS)
 	@mkdir -p $$(@D)
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $$@ $(2) $(COMMON_SRC) $(3)
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $$@ $(2) $(3)
 endef
-$(eval $(call prog,logscan,tools/vm/logscan-main.c,))
+$(eval $(call prog,logscan,tools/vm/logscan-main.c tools/common/logscan.c,))
 $(eval $(call prog,viacamd,backend/viacamd.c,$(LIBS_DAEMON)))
 $(eval $(call prog,viacamctl,tools/viacamctl.c,))
 $(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
 
-# Unit tests (cmocka), always with the sanitizers. Each links the sources it tests.
-$(BUILD)/asan/tests/test-%: tests/unit/test-%.c $(COMMON_SRC) $(HDRS)
+# Unit tests (cmocka), always with the sanitizers. Each links the sources it tests
+# (test-NAME_SRC).
+test-logscan_SRC := tools/common/logscan.c
+.SECONDEXPANSION:
+$(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $@ $< $(COMMON_SRC) -lcmocka
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $@ $< $(test-$*_SRC) -lcmocka
 
 kmod:
 	@[ -n "$(KDIR)" ] || { echo "no kernel build directory: run 'make kernels' or set KDIR" >&2; exit 1; }
