@@ -2,7 +2,9 @@
 #
 #   make            build the kernel module (against KDIR), the daemon and the tools
 #   make run        the main job: bridge + viacamd on conf/viacam.conf (in a QEMU guest here)
-#   make check      unit tests on the host, then integration tests in QEMU on each cached kernel
+#   make check      unit tests on the host, then integration tests in QEMU on each kernel of
+#                   the matrix (6.1, 6.12, 6.12-rt, and the self-built 6.1-debug)
+#   make check-quick  the same without 6.12-rt and the debug kernel
 #   make vm-shell   interactive guest (KERNEL=6.1|6.12) with viacam.ko loaded
 #   make kernels    fetch/re-use the Debian kernels of the test matrix (~/.cache/viacam)
 #   make deps       install the Debian packages the project needs
@@ -28,7 +30,7 @@ HDRS := $(wildcard tools/common/*.h backend/*.h kmod/uapi/*.h)
 PROGS := logscan viacamd viacamctl vctest
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
-.PHONY: all host asan kmod kmod-all deps kernels check unit run vm-shell clean
+.PHONY: all host asan kmod kmod-all deps kernels check check-quick unit run vm-shell clean
 .DELETE_ON_ERROR:
 
 all: host kmod
@@ -80,6 +82,11 @@ check: deps
 	$(MAKE) kernels
 	$(MAKE) host asan kmod-all
 	tests/run.sh
+
+check-quick: deps
+	$(MAKE) kernels VIACAM_KERNELS="6.1 6.12"
+	$(MAKE) host asan kmod-all VIACAM_KERNELS="6.1 6.12"
+	VIACAM_KERNELS="6.1 6.12" tests/run.sh
 
 run: deps
 	$(MAKE) kernels

@@ -283,6 +283,13 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 	cam->cap_interval_den = cam->interval.denominator;
 	cam->cap_sequence = 0;
 	cam->cap_active = true;
+	/*
+	 * A new stream starts with the producer's next frame, not with one that
+	 * arrived before it: that frame may be old, and handing it out at once
+	 * would make the first (non-blocking) DQBUF or read() succeed or fail
+	 * depending on timing. It is still repeated if the producer stalls.
+	 */
+	cam->held_delivered = true;
 	/* The timeout counts from now if the backend has been quiet for longer. */
 	if (ktime_before(cam->last_in, now) && !cam->out_active)
 		cam->last_in = now;

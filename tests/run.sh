@@ -3,7 +3,7 @@
 #
 # Usage: tests/run.sh [--unit-only]
 # Environment knobs:
-#   VIACAM_KERNELS   kernel series to test on (default "6.1 6.12": every supported one)
+#   VIACAM_KERNELS   kernel series to test on (default "6.1 6.12 6.12-rt 6.1-debug")
 #   TEST_MATCH       only run tests whose name matches this extended regex
 #   TEST_SKIP        skip tests whose name matches this extended regex (reported as skipped)
 # Each test prints one line: PASS/FAIL/SKIP, its name and time. Logs go to build/test-results/.
@@ -73,7 +73,7 @@ if [ "${1:-}" != --unit-only ]; then
 	done
 
 	# --- integration tests: one fresh guest per test and kernel ---
-	for series in ${VIACAM_KERNELS:-6.1 6.12}; do
+	for series in ${VIACAM_KERNELS:-6.1 6.12 6.12-rt 6.1-debug}; do
 		if [ -z "$(tools/vm/kernels.sh list "$series")" ]; then
 			name=$series/kernel-cache
 			result "$name" 1 0 "(kernel $series is not cached: run make kernels)"
@@ -87,6 +87,8 @@ if [ "${1:-}" != --unit-only ]; then
 			rm -rf "$res"
 			mkdir -p "$res"
 			timeout=$(cat "$dir/timeout" 2>/dev/null || echo 300)
+			# lockdep + KASAN under TCG: everything takes about three times as long.
+			case "$series" in *-debug) timeout=$((timeout * 3)) ;; esac
 			start=$(date +%s)
 			tools/vm/run.sh --kernel "$series" --results "$res" --timeout "$timeout" \
 				"$dir/test.sh" >"$res/harness.log" 2>&1

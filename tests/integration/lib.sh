@@ -46,3 +46,17 @@ compliance_gate() {
 load_viacam() {
 	modprobe viacam "$@" || die "modprobe viacam $*"
 }
+
+# frames_in of the camera whose capture node is $1
+frames_in() { sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
+
+# wait_frames_in CAPNODE MIN SECONDS: until the backend has queued more than MIN frames
+# (producers start slowly under TCG, more so while the host is busy).
+wait_frames_in() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		[ "$(frames_in "$1")" -gt "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -49,6 +49,7 @@ mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mkdir -p /run/lock /run/user
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 hostname viacam-guest
 
 if [ -n "${vm_results:-}" ]; then
@@ -84,6 +85,11 @@ poweroff() { sync; echo o >/proc/sysrq-trigger; }
 RC
 	setsid -c bash --rcfile /tmp/.bashrc -i </dev/console >/dev/console 2>&1
 	rc=$?
+fi
+# Debug kernels: a kmemleak scan after the script (run.sh fails the run on viacam leaks).
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak; sleep 1; echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >"$VIACAM_RESULTS/kmemleak.log" 2>&1
 fi
 dmesg >"$VIACAM_RESULTS/dmesg.log" 2>&1
 echo "$rc" >"$VIACAM_RESULTS/rc"

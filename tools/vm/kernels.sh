@@ -7,14 +7,15 @@
 #
 # Nothing here touches the host's /boot or /lib/modules: packages are fetched with
 # `apt-get download` and unpacked with `dpkg -x` into $VIACAM_CACHE/kernels/<kver>/root.
-# SERIES defaults to "6.1 6.12" (the supported kernels). Fetched kernels are re-used:
-# a series is looked up in the archive only when the cache holds none of it, or when
-# VIACAM_KERNEL_REFRESH=1 is set.
+# SERIES defaults to "6.1 6.12 6.12-rt 6.1-debug" (the test matrix; VIACAM_KERNELS overrides).
+# Fetched kernels are re-used: a series is looked up in the archive only when the cache holds
+# none of it, or when VIACAM_KERNEL_REFRESH=1 is set. "6.1-debug" is not fetched but built
+# from Debian's linux-source-6.1 (lockdep, KASAN, kmemleak) by build-debug-kernel.sh.
 set -euo pipefail
 
 CACHE=${VIACAM_CACHE:-$HOME/.cache/viacam}
 KCACHE=$CACHE/kernels
-DEFAULT_SERIES=${VIACAM_KERNELS:-"6.1 6.12"}
+DEFAULT_SERIES=${VIACAM_KERNELS:-"6.1 6.12 6.12-rt 6.1-debug"}
 
 die() { echo "kernels.sh: $*" >&2; exit 1; }
 
@@ -24,7 +25,7 @@ image_regex() {
 	6.1)  echo '^linux-image-(6\.1\.0-[0-9]+)-amd64-unsigned$' ;;
 	6.12) echo '^linux-image-(6\.12\.[0-9]+\+deb[0-9]+)-amd64-unsigned$' ;;
 	6.12-rt) echo '^linux-image-(6\.12\.[0-9]+\+deb[0-9]+)-rt-amd64-unsigned$' ;;
-	*) die "unknown kernel series '$1' (known: 6.1, 6.12, 6.12-rt)" ;;
+	*) die "unknown kernel series '$1' (known: 6.1, 6.12, 6.12-rt, 6.1-debug)" ;;
 	esac
 }
 
@@ -56,6 +57,10 @@ cached_dir() {
 
 fetch_one() {
 	local series=$1 abi flav kver dir tmp hdr_common kbuild
+	if [ "$series" = 6.1-debug ]; then
+		"$(dirname "$0")/build-debug-kernel.sh"
+		return
+	fi
 	if [ "${VIACAM_KERNEL_REFRESH:-0}" != 1 ]; then
 		dir=$(cached_dir "$series")
 		if [ -n "$dir" ]; then

@@ -9,7 +9,7 @@
 #                      folder under build/vm/)
 #   --timeout SECONDS  wall-clock limit of the whole guest run (default 300)
 #   --memory MIB       guest memory (default 2048)    --smp N   guest CPUs (default 2)
-#   --q35              use the q35 machine (needed by self-built debug kernels)
+#   --q35              use the q35 machine (automatic for the *-debug kernels)
 #
 # Exit status: the script's own status when the guest finished cleanly; 124 when the guest
 # ran out of time; 125 when the guest died without reporting a status (crash, panic, boot
@@ -49,6 +49,9 @@ fi
 line=$("$here/kernels.sh" list "$series" || true)
 [ -n "$line" ] || die "kernel series $series is not cached; run: tools/vm/kernels.sh fetch $series"
 read -r _ kver kdir <<<"$line"
+# Self-built debug kernels need q35: on i440fx their ACPI interrupt routing under TCG
+# costs ~30 s per virtio device.
+case "$series" in *-debug) machine=q35 ;; esac
 vmlinuz=$kdir/root/boot/vmlinuz-$kver
 [ -f "$vmlinuz" ] || die "no kernel image at $vmlinuz"
 
@@ -68,7 +71,7 @@ if [ -z "$results" ]; then
 fi
 mkdir -p "$results"
 results=$(realpath "$results")
-rm -f "$results"/{rc,console.log,output.log,dmesg.log,scan.log}
+rm -f "$results"/{rc,console.log,output.log,dmesg.log,scan.log,kmemleak.log}
 
 modroot=$src/build/modroot/$kver
 [ -d "$modroot" ] || modroot=$kdir/root
@@ -117,6 +120,11 @@ scan_files=("$results/console.log")
 if ! "$logscan" --kernel-lines "${scan_files[@]}" >"$results/scan.log" 2>&1; then
 	echo "vm: kernel log of $kver reports problems:" >&2
 	sed 's/^/vm:   /' "$results/scan.log" >&2
+	[ "$status" = 0 ] && status=126
+fi
+# kmemleak (debug kernels): any unreferenced object whose backtrace passes through viacam.
+if [ -s "$results/kmemleak.log" ] && grep -q viacam "$results/kmemleak.log"; then
+	echo "vm: kmemleak reports objects leaked by viacam (see $results/kmemleak.log)" >&2
 	[ "$status" = 0 ] && status=126
 fi
 exit "$status"

@@ -8,7 +8,7 @@ cap=$(cam_node capture 0) || die "no capture node"
 out=$(cam_node backend 0) || die "no backend node"
 "$BIN/vctest" produce -r 30 "$out" >"$RES/producer.log" 2>&1 &
 prod=$!
-sleep 1
+wait_frames_in "$cap" 5 60 || fail "the producer did not start"
 v4l2-compliance -d "$cap" -s >"$RES/compliance-capture.log" 2>&1
 check "capture node $cap: compliance clean" compliance_gate "$RES/compliance-capture.log"
 check "capture node: blocking wait test OK" grep -qE 'test blocking wait: OK' "$RES/compliance-capture.log"

@@ -10,7 +10,7 @@ exporter=$(cam_node capture 1) || die "no second camera"
 size=$((640 * 480 * 2))
 "$BIN/vctest" produce -r 60 "$out" >"$RES/producer.log" 2>&1 &
 prod=$!
-sleep 1
+wait_frames_in "$cap" 5 60 || fail "the producer did not start"
 for mode in mmap user dmabuf read; do
 	f=/tmp/frames-$mode.raw
 	rm -f "$f"
@@ -43,10 +43,10 @@ out=/dev/$(cat "/sys/class/video4linux/$(basename "$cap")/viacam_peer")
 timeout 60 ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc=size=640x480:rate=30 \
 	-pix_fmt yuyv422 -f v4l2 "$out" >"$RES/ffmpeg-producer.log" 2>&1 &
 ff=$!
-sleep 4
+wait_frames_in "$cap" 5 60
 rm -f /tmp/ff.raw
 timeout 30 v4l2-ctl -d "$cap" --stream-mmap --stream-count=10 --stream-to=/tmp/ff.raw >/dev/null 2>&1
-in1=$(sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$cap")/viacam_stats")
+in1=$(frames_in "$cap")
 check "ffmpeg's frames reach the bridge through write() (frames_in=$in1)" test "${in1:-0}" -gt 10
 check "ffmpeg -f v4l2 as producer: 10 frames of real content arrive" \
 	bash -c "[ \$(stat -c %s /tmp/ff.raw) = $((size * 10)) ] && [ \$(head -c $size /tmp/ff.raw | tr -d '\200' | wc -c) -gt 1000 ]"
@@ -56,20 +56,20 @@ timeout 60 gst-launch-1.0 -q videotestsrc is-live=true pattern=smpte ! \
 	video/x-raw,format=YUY2,width=640,height=480,framerate=30/1 ! v4l2sink device="$out" \
 	>"$RES/gst-producer.log" 2>&1 &
 gs=$!
-sleep 5
+wait_frames_in "$cap" $((in1 + 5)) 60
 rm -f /tmp/gst.raw
 timeout 30 v4l2-ctl -d "$cap" --stream-mmap --stream-count=10 --stream-to=/tmp/gst.raw >/dev/null 2>&1
-in2=$(sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$cap")/viacam_stats")
+in2=$(frames_in "$cap")
 check "gst's frames reach the bridge (frames_in $in1 -> $in2)" test "${in2:-0}" -gt "$((in1 + 10))"
 check "gst v4l2sink as producer: 10 frames of real content arrive" \
 	bash -c "[ \$(stat -c %s /tmp/gst.raw) = $((size * 10)) ] && [ \$(head -c $size /tmp/gst.raw | tr -d '\200' | wc -c) -gt 1000 ]"
 kill "$gs" 2>/dev/null; wait "$gs" 2>/dev/null
 timeout 60 v4l2-ctl -d "$out" --stream-out-mmap --stream-count=100000 >"$RES/v4l2ctl-producer.log" 2>&1 &
 vp=$!
-sleep 3
+wait_frames_in "$cap" $((in2 + 5)) 60
 rm -f /tmp/vp.raw
 timeout 30 v4l2-ctl -d "$cap" --stream-mmap --stream-count=10 --stream-to=/tmp/vp.raw >/dev/null 2>&1
-in3=$(sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$cap")/viacam_stats")
+in3=$(frames_in "$cap")
 check "v4l2-ctl --stream-out-mmap as producer: 10 frames arrive (frames_in $in2 -> $in3)" \
 	bash -c "[ \$(stat -c %s /tmp/vp.raw) = $((size * 10)) ] && [ ${in3:-0} -gt $((in2 + 10)) ]"
 kill "$vp" 2>/dev/null; wait "$vp" 2>/dev/null

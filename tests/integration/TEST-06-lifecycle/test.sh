@@ -17,7 +17,7 @@ id=$(cut -f1 "$RES/add.log")
 cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
 "$BIN/vctest" produce -r 30 "$out" >"$RES/producer1.log" 2>&1 &
 p1=$!
-sleep 1
+wait_frames_in "$cap" 5 60 || fail "the producer did not start"
 "$BIN/vctest" consume -n 150 -t 30 "$cap" >"$RES/consumer.log" 2>&1 &
 cons=$!
 sleep 1.5
