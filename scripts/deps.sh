@@ -11,7 +11,7 @@ packages=(
 	gcc gcc-12 make libc6-dev pkg-config bc flex bison libelf-dev libssl-dev dwarves
 	libcmocka-dev libsystemd-dev libinih-dev libv4l-dev libdrm-dev
 	# kernel cache and the QEMU guest
-	apt file kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86
+	apt file kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 udev passwd util-linux
 	# style and static checks of kmod/ (checkpatch.pl comes with the kernel source)
 	sparse linux-source-6.1 perl
 	# V4L2 clients used in the guest tests

@@ -1,0 +1,39 @@
+#!/bin/bash
+# TEST-07-access: with conf/70-viacam.rules applied by a real udevd, a user in the "video"
+# group can capture, but cannot open the backend node or /dev/viacam (EACCES); and even with a
+# world-writable /dev/viacam, adding or removing a camera needs CAP_SYS_ADMIN (EPERM).
+. "$(dirname "$0")/../lib.sh"
+cp "$VIACAM_SRC/conf/70-viacam.rules" /etc/udev/rules.d/ || die "install the rules"
+SYSTEMD_IGNORE_CHROOT=1 /lib/systemd/systemd-udevd --daemon || die "systemd-udevd"
+load_viacam
+udevadm trigger --subsystem-match=video4linux --subsystem-match=misc --action=add
+udevadm settle -t 30
+cap=$(cam_node capture 0) && out=$(cam_node backend 0) || die "no nodes"
+echo "$(ls -l "$cap" "$out" /dev/viacam)" >>"$RES/summary"
+check "capture node is root:video 0660" test "$(stat -c '%U:%G %a' "$cap")" = "root:video 660"
+check "backend node is root:root 0600" test "$(stat -c '%U:%G %a' "$out")" = "root:root 600"
+check "/dev/viacam is root:root 0600" test "$(stat -c '%U:%G %a' /dev/viacam)" = "root:root 600"
+useradd -M -N -G video camuser 2>/dev/null || die "useradd"
+as_user() { setpriv --reuid=camuser --regid=nogroup --init-groups -- "$@"; }
+
+"$BIN/vctest" produce -r 30 "$out" >"$RES/producer.log" 2>&1 &
+prod=$!
+wait_frames_in "$cap" 5 60 || fail "the producer did not start"
+as_user timeout 30 v4l2-ctl -d "$cap" --stream-mmap --stream-count=5 --stream-to=/tmp/user.raw \
+	>"$RES/user-capture.log" 2>&1
+check "a video-group user captures 5 frames" test "$(stat -c %s /tmp/user.raw 2>/dev/null)" = $((640 * 480 * 2 * 5))
+kill "$prod"; wait "$prod" 2>/dev/null
+
+msg=$(as_user "$BIN/vctest" produce -n 1 "$out" 2>&1)
+check "the user cannot open the backend node ($msg)" grep -q 'Permission denied' <<<"$msg"
+msg=$(as_user "$BIN/viacamctl" add --label evil 2>&1)
+check "the user cannot open /dev/viacam ($msg)" grep -q 'Permission denied' <<<"$msg"
+chmod 0666 /dev/viacam
+msg=$(as_user "$BIN/viacamctl" add --label evil 2>&1)
+check "with /dev/viacam opened up, ADD still needs CAP_SYS_ADMIN ($msg)" grep -q 'Operation not permitted' <<<"$msg"
+msg=$(as_user "$BIN/viacamctl" remove 0 2>&1)
+check "...and so does REMOVE ($msg)" grep -q 'Operation not permitted' <<<"$msg"
+check "...while QUERY is allowed" as_user "$BIN/viacamctl" query 0
+udevadm control --exit 2>/dev/null
+rmmod viacam || fail "rmmod viacam"
+finish
