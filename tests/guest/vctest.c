@@ -5,7 +5,8 @@
  *   vctest produce OUTDEV [-n FRAMES] [-r FPS] [-s START] [-W W -H H]
  *       plain producer: numbered frames with a known pattern, via mmap
  *   vctest consume CAPDEV [-n FRAMES] [-t SECONDS]
- *       consumer: checks every frame's pattern, counter order and sequence numbers;
+ *       consumer (until FRAMES, SECONDS or SIGTERM): checks every frame's pattern, counter
+ *       order and sequence numbers;
  *       prints "frames= real= repeats= neutral= first= last= max_gap_ms= resumed="
  *   vctest verify-file FILE FRAMESIZE
  *       check a file of raw frames (from v4l2-ctl --stream-to) frame by frame
@@ -17,6 +18,9 @@
  *       arrive as events; bad declarations are refused and change nothing
  *   vctest churn N CAMERAS       add N cameras and remove them, CAMERAS times... (see usage)
  *   vctest remove-busy MODE      remove a camera while a consumer streams / waits in DQBUF
+ *   vctest stress SECONDS THREADS NODE...
+ *       THREADS threads issue random valid ioctls on random NODEs (capture, backend nodes
+ *       and /dev/viacam), reopening them now and then, for SECONDS; prints the counts
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -318,6 +322,7 @@ static int cmd_consume(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return 2;
+	signal(SIGTERM, on_stop);
 	fd = xopen(argv[optind], O_RDWR | O_NONBLOCK);
 	if (xioctl(fd, VIDIOC_G_FMT, &f) < 0 ||
 	    stream_setup(&s, fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4) < 0) {
@@ -332,7 +337,7 @@ static int cmd_consume(int argc, char **argv)
 	}
 	last_t = now_ms();
 	deadline = last_t + timeout_s * 1000.0;
-	for (long n = 0; n < frames;) {
+	for (long n = 0; n < frames && !stop_flag;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		if (now_ms() > deadline) {
@@ -938,6 +943,173 @@ static int cmd_remove_busy(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
+/* ------------------------------------------------------------------------
+ * stress: random valid ioctls from many threads
+ */
+
+struct stress_ctx {
+	char **nodes;
+	int nnodes;
+	double end;
+	unsigned int seed;
+	long ops, errors, opens;
+	char lasterr[160];
+};
+
+static int stress_one(int fd, bool ctl, unsigned int *seed)
+{
+	union {
+		struct v4l2_capability cap;
+		struct v4l2_format f;
+		struct v4l2_fmtdesc fd;
+		struct v4l2_frmsizeenum fs;
+		struct v4l2_streamparm sp;
+		struct v4l2_queryctrl qc;
+		struct v4l2_control c;
+		struct v4l2_event_subscription sub;
+		struct v4l2_event ev;
+		struct viacam_version v;
+		struct viacam_list l;
+		struct viacam_camera cam;
+		int prio;
+	} u;
+	struct v4l2_capability cap;
+	enum v4l2_buf_type type;
+	int r = rand_r(seed);
+
+	memset(&u, 0, sizeof(u));
+	if (ctl) {
+		switch (r % 3) {
+		case 0: return xioctl(fd, VIACAM_IOC_VERSION, &u.v);
+		case 1: return xioctl(fd, VIACAM_IOC_LIST, &u.l);
+		default:
+			u.cam.id = (uint32_t)(r >> 4) % 4;
+			if (xioctl(fd, VIACAM_IOC_QUERY, &u.cam) < 0 && errno != ENOENT)
+				return -1;
+			return 0;
+		}
+	}
+	if (xioctl(fd, VIDIOC_QUERYCAP, &cap) < 0)
+		return -1;
+	type = (cap.device_caps & V4L2_CAP_VIDEO_CAPTURE) ? V4L2_BUF_TYPE_VIDEO_CAPTURE :
+							   V4L2_BUF_TYPE_VIDEO_OUTPUT;
+	switch (r % 9) {
+	case 0:
+		u.f.type = type;
+		return xioctl(fd, VIDIOC_G_FMT, &u.f);
+	case 1:
+		u.f.type = type;
+		if (xioctl(fd, VIDIOC_G_FMT, &u.f) < 0)
+			return -1;
+		u.f.fmt.pix.width = 16 + (uint32_t)(r >> 8) % 2000;
+		return xioctl(fd, VIDIOC_TRY_FMT, &u.f);
+	case 2:
+		u.fd.type = type;
+		u.fd.index = (uint32_t)(r >> 8) % 4;
+		if (xioctl(fd, VIDIOC_ENUM_FMT, &u.fd) < 0 && errno != EINVAL)
+			return -1;
+		return 0;
+	case 3:
+		u.fs.pixel_format = V4L2_PIX_FMT_YUYV;
+		if (xioctl(fd, VIDIOC_ENUM_FRAMESIZES, &u.fs) < 0 && errno != EINVAL)
+			return -1;
+		return 0;
+	case 4:
+		u.sp.type = type;
+		if (xioctl(fd, VIDIOC_G_PARM, &u.sp) < 0)
+			return -1;
+		return xioctl(fd, VIDIOC_S_PARM, &u.sp);
+	case 5:
+		/* The backend node has no controls: ENOTTY there is right. */
+		u.qc.id = V4L2_CTRL_FLAG_NEXT_CTRL;
+		if (xioctl(fd, VIDIOC_QUERYCTRL, &u.qc) < 0 && errno != EINVAL &&
+		    !(type == V4L2_BUF_TYPE_VIDEO_OUTPUT && errno == ENOTTY))
+			return -1;
+		return 0;
+	case 6:
+		return xioctl(fd, VIDIOC_G_PRIORITY, &u.prio);
+	case 7:
+		u.sub.type = type == V4L2_BUF_TYPE_VIDEO_OUTPUT ? VIACAM_EVENT_CONSUMERS :
+								V4L2_EVENT_CTRL;
+		u.sub.flags = V4L2_EVENT_SUB_FL_SEND_INITIAL;
+		if (xioctl(fd, VIDIOC_SUBSCRIBE_EVENT, &u.sub) < 0 && errno != EINVAL)
+			return -1;
+		return 0;
+	default:
+		/* Drain events without blocking (fds are O_NONBLOCK). */
+		while (xioctl(fd, VIDIOC_DQEVENT, &u.ev) == 0)
+			;
+		return errno == ENOENT ? 0 : -1;
+	}
+}
+
+static void *stress_main(void *arg)
+{
+	struct stress_ctx *c = arg;
+	int fds[16];
+
+	for (int i = 0; i < c->nnodes; i++)
+		fds[i] = -1;
+	while (now_ms() < c->end) {
+		int n = rand_r(&c->seed) % c->nnodes;
+
+		/* An open/close storm: about one call in eight reopens the node. */
+		if (fds[n] < 0 || rand_r(&c->seed) % 8 == 0) {
+			if (fds[n] >= 0)
+				close(fds[n]);
+			fds[n] = open(c->nodes[n], O_RDWR | O_NONBLOCK | O_CLOEXEC);
+			c->opens++;
+			if (fds[n] < 0) {
+				snprintf(c->lasterr, sizeof(c->lasterr), "open %s: %s", c->nodes[n],
+					 strerror(errno));
+				c->errors++;
+				continue;
+			}
+		}
+		if (stress_one(fds[n], strstr(c->nodes[n], "viacam") != NULL, &c->seed) < 0) {
+			snprintf(c->lasterr, sizeof(c->lasterr), "%s: %s", c->nodes[n], strerror(errno));
+			c->errors++;
+		}
+		c->ops++;
+	}
+	for (int i = 0; i < c->nnodes; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return NULL;
+}
+
+static int cmd_stress(int argc, char **argv)
+{
+	struct stress_ctx ctx[32];
+	pthread_t th[32];
+	long ops = 0, errors = 0, opens = 0;
+	int threads;
+
+	if (argc < 4)
+		return 2;
+	threads = atoi(argv[2]);
+	if (threads < 1 || threads > 32 || argc - 3 > 16)
+		return 2;
+	for (int i = 0; i < threads; i++) {
+		ctx[i] = (struct stress_ctx){ .nodes = argv + 3, .nnodes = argc - 3,
+					      .end = now_ms() + atof(argv[1]) * 1000,
+					      .seed = 12345u + (unsigned int)i };
+		pthread_create(&th[i], NULL, stress_main, &ctx[i]);
+	}
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		ops += ctx[i].ops;
+		errors += ctx[i].errors;
+		opens += ctx[i].opens;
+		if (ctx[i].errors)
+			printf("thread %d: last error: %s\n", i, ctx[i].lasterr);
+	}
+	printf("threads=%d ops=%ld opens=%ld errors=%ld\n", threads, ops, opens, errors);
+	CHECK(errors == 0 && ops > 0, "%d threads, %ld random valid ioctls, %ld opens: no errors",
+	      threads, ops, opens);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -959,6 +1131,8 @@ int main(int argc, char **argv)
 		return cmd_churn(argc, argv);
 	if (!strcmp(argv[0], "remove-busy"))
 		return cmd_remove_busy(argc, argv);
+	if (!strcmp(argv[0], "stress"))
+		return cmd_stress(argc, argv);
 usage:
 	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
 			"remove-busy ... (see the top of tests/guest/vctest.c)\n");

@@ -1,0 +1,59 @@
+#!/bin/bash
+# TEST-08-stress: four cameras stream (a producer and a consumer each) while
+#  1. 8 threads issue random valid ioctls on every capture, backend and control node,
+#     reopening them now and then (open/close storm);
+#  2. another camera is added and removed 1000 times;
+#  3. camera 0's producer is SIGKILLed and restarted 100 times;
+#  4. rmmod is tried 20 times (it must fail every time).
+# Every consumer must keep receiving valid frames in order, with no gap much longer than the
+# bridge timeout; the guest log must stay clean (checked by the harness).
+. "$(dirname "$0")/../lib.sh"
+load_viacam devices=4 timeout_ms=200
+nodes=() caps=() outs=() prods=() conss=()
+for i in 0 1 2 3; do
+	caps[$i]=$(cam_node capture $i) && outs[$i]=$(cam_node backend $i) || die "nodes of camera $i"
+	"$BIN/vctest" produce -r 30 "${outs[$i]}" >"$RES/producer$i.log" 2>&1 &
+	prods[$i]=$!
+done
+for i in 0 1 2 3; do
+	wait_frames_in "${caps[$i]}" 5 60 || fail "producer $i did not start"
+	"$BIN/vctest" consume -n 100000000 -t 900 "${caps[$i]}" >"$RES/consumer$i.log" 2>&1 &
+	conss[$i]=$!
+done
+sleep 1
+
+t=$(date +%s)
+"$BIN/vctest" stress 20 8 "${caps[@]}" "${outs[@]}" /dev/viacam | tee "$RES/stress.log"
+check "8 threads of random ioctls for 20 s" test "${PIPESTATUS[0]}" = 0
+t1=$(date +%s)
+"$BIN/vctest" churn 1 1000 | tee "$RES/churn.log"
+check "1000 add/remove cycles while 4 cameras stream" test "${PIPESTATUS[0]}" = 0
+t2=$(date +%s)
+for n in $(seq 100); do
+	kill -9 "${prods[0]}" 2>/dev/null; wait "${prods[0]}" 2>/dev/null
+	"$BIN/vctest" produce -r 30 -s $((n * 1000000)) "${outs[0]}" >>"$RES/producer0.log" 2>&1 &
+	prods[0]=$!
+	sleep 0.$((RANDOM % 3 + 1))
+done
+pass "100 SIGKILLs of camera 0's producer"
+busy=0
+for n in $(seq 20); do rmmod viacam 2>/dev/null && busy=1 && break; done
+check "20 rmmod attempts while busy all fail" test "$busy" = 0
+echo "phases: ioctls $((t1 - t)) s, add/remove $((t2 - t1)) s, kills+rmmod $(($(date +%s) - t2)) s" | tee -a "$RES/summary"
+
+for i in 0 1 2 3; do kill "${prods[$i]}" 2>/dev/null; done
+sleep 0.5
+for i in 0 1 2 3; do
+	kill -TERM "${conss[$i]}"
+	wait "${conss[$i]}"
+	rc=$?
+	res=$(tail -n 1 "$RES/consumer$i.log")
+	echo "consumer $i: $res" >>"$RES/summary"
+	check "consumer $i: all frames valid and in order ($res)" test "$rc" = 0
+	frames=$(sed -nE 's/^frames=([0-9]+).*/\1/p' <<<"$res")
+	gap=$(sed -nE 's/.*max_gap_ms=([0-9]+).*/\1/p' <<<"$res")
+	check "consumer $i kept streaming ($frames frames, longest gap $gap ms)" \
+		test "${frames:-0}" -gt 300 -a "${gap:-99999}" -lt 2000
+done
+check "rmmod works once everything is closed" rmmod viacam
+finish
