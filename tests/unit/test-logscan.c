@@ -23,6 +23,7 @@ static void test_reports_are_caught(void **state)
 		"[    3.000002] Oops: 0000 [#1] PREEMPT SMP NOPTI",
 		"[    3.000003] general protection fault, probably for non-canonical address 0xdead: 0000 [#1]",
 		"[    3.000004] INFO: lockdep is turned off.",
+		"[    3.000004] WARNING: possible circular locking dependency detected",
 		"[    3.000005] BUG: KASAN: slab-use-after-free in viacam_work+0x10/0x20",
 		"[    3.000006] UBSAN: shift-out-of-bounds in kmod/viacam-queue.c:12:3",
 		"[  123.000007] INFO: task v4l2-ctl:123 blocked for more than 30 seconds.",
@@ -49,6 +50,9 @@ static void test_clean_log_passes(void **state)
 		"[    6.000000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15798)",
 		"[    6.100000] KernelAddressSanitizer initialized (generic)",
 		"[   10.440750] reboot: Power down",
+		"[    1.277216] rcu: \tRCU lockdep checking is enabled.",
+		"[    1.432487] ... MAX_LOCKDEP_SUBCLASSES:  8",
+		"[    1.432000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)

@@ -40,8 +40,21 @@ static const char *memmem_str(const char *hay, size_t len, const char *needle)
 	return NULL;
 }
 
+/*
+ * Lines that contain a pattern but report nothing: the banners a debug kernel
+ * prints at boot ("RCU lockdep checking is enabled.", "... MAX_LOCKDEP_KEYS: 8192").
+ */
+static const char *const benign[] = {
+	"RCU lockdep checking is enabled",
+	"MAX_LOCKDEP_",
+	"Lock dependency validator",
+};
+
 const char *logscan_match(const char *line, size_t len)
 {
+	for (size_t i = 0; i < sizeof(benign) / sizeof(benign[0]); i++)
+		if (memmem_str(line, len, benign[i]))
+			return NULL;
 	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++)
 		if (memmem_str(line, len, patterns[i]))
 			return patterns[i];
