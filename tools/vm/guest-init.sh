@@ -81,7 +81,7 @@ else
 	log "interactive shell; 'poweroff' (or exit) ends the guest"
 	cat >/tmp/.bashrc <<'RC'
 PS1='viacam-guest \w # '
-poweroff() { sync; echo o >/proc/sysrq-trigger; }
+poweroff() { sync; /bin/busybox poweroff -f; }
 RC
 	setsid -c bash --rcfile /tmp/.bashrc -i </dev/console >/dev/console 2>&1
 	rc=$?
@@ -94,5 +94,8 @@ fi
 dmesg >"$VIACAM_RESULTS/dmesg.log" 2>&1
 echo "$rc" >"$VIACAM_RESULTS/rc"
 sync
+# A synchronous power-off: reboot(2) does not return. (SysRq-o only schedules one, and PID 1
+# racing on would exit with the root being torn down: "Attempted to kill init".)
+/bin/busybox poweroff -f
 echo o >/proc/sysrq-trigger
-sleep 10
+while :; do read -r -t 3600 _ </dev/console; done
