@@ -94,6 +94,11 @@ if [ "${1:-}" != --unit-only ]; then
 				"$dir/test.sh" >"$res/harness.log" 2>&1
 			rc=$?
 			result "$name" "$rc" $(($(date +%s) - start)) "$res/output.log" "$res/summary"
+			retries=$(cat "$res/boot-retries" 2>/dev/null || echo 0)
+			if [ "$retries" != 0 ]; then
+				echo "     vm: the guest kernel faulted while booting, before the test; booted again ($retries retries):"
+				grep -m4 'vm:  ' "$res/harness.log" | sed 's/^/     /'
+			fi
 			if [ "$rc" != 0 ]; then
 				sed 's/^/     /' "$res/harness.log" | tail -n 8
 				[ -f "$res/output.log" ] && tail -n 15 "$res/output.log" | sed 's/^/     | /'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test-vm-verdicts.sh - the guest harness turns each kind of bad guest run into a failure:
-# a failing script, a guest that outlives its timeout, and a kernel WARNING in the log.
+# a failing script, a guest that outlives its timeout, a kernel WARNING in the log, and a
+# fault while the kernel boots once retries are used up (one such fault is retried).
 # A passing script passes. Runs on the newest cached kernel (6.12).
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,4 +32,13 @@ grep -q fine "$work/pass/output.log" && echo "ok: script output kept" || { echo 
 "$run" --results "$work/warn" "$work/warn.sh"; check "kernel WARNING in the log" 126 $?
 grep -q 'injected by the harness test' "$work/warn/scan.log" && echo "ok: scan.log names the line" ||
 	{ echo "NOT OK: scan.log does not show the WARNING line"; ok=0; }
+# A fault while the guest kernel boots (faked before the boot marker on the first boot only)
+# is retried once, and the run passes on the second boot; the retry is stated and counted.
+VIACAM_VM_INJECT_BOOTFAULT=1 "$run" --results "$work/bootfault" "$work/pass.sh" 2>"$work/bootfault.err"
+check "boot-time fault, then a clean boot" 0 $?
+grep -q 'booting again (boot retry 1 of' "$work/bootfault.err" && [ "$(cat "$work/bootfault/boot-retries")" = 1 ] &&
+	echo "ok: the boot retry is reported and counted" ||
+	{ echo "NOT OK: no boot retry reported"; cat "$work/bootfault.err"; ok=0; }
+VIACAM_VM_INJECT_BOOTFAULT=1 VIACAM_BOOT_RETRIES=0 "$run" --results "$work/bootfault0" "$work/pass.sh" 2>/dev/null
+check "boot-time fault with retries used up" 126 $?
 [ "$ok" = 1 ]

@@ -9,6 +9,7 @@
 #   vm_results  host folder exported read-write as 9p tag "results", mounted at the same path
 #   vm_script   script to run (empty: interactive shell on the console)
 #   vm_keep     colon-separated host paths (folders or files) that must stay visible although they lie under /tmp or /run
+#   vm_bootfault  harness self-test only: write a fake kernel BUG line before the boot marker
 #
 # The script's exit status goes to $vm_results/rc, its output to $vm_results/output.log
 # (and the console), the kernel log to $vm_results/dmesg.log. Then the guest powers off.
@@ -66,6 +67,11 @@ fi
 # Find hung tasks sooner than the default 120 s, so a hang fails within the run's timeout.
 [ -w /proc/sys/kernel/hung_task_timeout_secs ] && echo 30 >/proc/sys/kernel/hung_task_timeout_secs
 echo 1 >/proc/sys/kernel/sysrq 2>/dev/null
+
+# The boot marker: run.sh treats kernel reports before this line as a boot-time fault of the
+# guest kernel (nothing of viacam is loaded yet) and boots again; reports after it fail the run.
+[ "${vm_bootfault:-0}" = 1 ] && echo "BUG: fake boot-time fault injected by the harness self-test" >/dev/kmsg
+echo "viacam-vm: boot complete, test starts" >/dev/kmsg
 
 export VIACAM_SRC=$vm_src VIACAM_KVER=$vm_kver VIACAM_RESULTS=${vm_results:-/tmp}
 export VIACAM_BUILD=$vm_src/build KVER=$vm_kver
