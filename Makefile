@@ -20,17 +20,26 @@ KERNEL ?= 6.12
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -g
 CFLAGS_OPT := -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-INCLUDES := -Itools/common -Ikmod/uapi
-LIBS_DAEMON := $(shell pkg-config --libs libsystemd 2>/dev/null)
+INCLUDES := -Itools/common -Ikmod/uapi -Ibackend
+LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert 2>/dev/null)
+LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih 2>/dev/null) $(LIBS_BACKENDS)
+
+# viacamd: the core, and the backends (registry in backends.c).
+BACKENDS_SRC := backend/backends.c backend/pattern.c backend/be-pattern.c backend/y4m.c \
+	backend/be-file.c backend/be-v4l2.c
+DAEMON_SRC := backend/viacamd.c backend/config.c backend/session.c backend/convert.c \
+	tools/common/ctrlname.c \
+	$(BACKENDS_SRC)
 
 KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then echo $$d; \
 	else tools/vm/kernels.sh kdir $(KERNEL) 2>/dev/null; fi)
 
 HDRS := $(wildcard tools/common/*.h backend/*.h kmod/uapi/*.h)
-PROGS := logscan viacamd viacamctl vctest
+PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
-.PHONY: all host asan kmod kmod-all deps kernels check check-quick unit run vm-shell clean
+.PHONY: all host asan fuzz kmod kmod-all deps kernels check check-quick unit run vm-shell clean \
+	fuzz-nightly stress-nightly
 .DELETE_ON_ERROR:
 
 all: host kmod
@@ -48,17 +57,42 @@ $(BUILD)/asan/$(1): $(2) $(HDRS)
 	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $$@ $(2) $(3)
 endef
 $(eval $(call prog,logscan,tools/vm/logscan-main.c tools/common/logscan.c,))
-$(eval $(call prog,viacamd,backend/viacamd.c,$(LIBS_DAEMON)))
-$(eval $(call prog,viacamctl,tools/viacamctl.c,))
+$(eval $(call prog,viacamd,$(DAEMON_SRC),$(LIBS_DAEMON)))
+$(eval $(call prog,viacamctl,tools/viacamctl.c tools/common/ctrlname.c,))
 $(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
+$(eval $(call prog,vcpix,tests/guest/vcpix.c backend/pattern.c backend/backends.c \
+	backend/be-pattern.c backend/y4m.c backend/be-file.c backend/be-v4l2.c,$(LIBS_BACKENDS)))
+$(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
 
 # Unit tests (cmocka), always with the sanitizers. Each links the sources it tests
 # (test-NAME_SRC).
 test-logscan_SRC := tools/common/logscan.c
+test-config_SRC := backend/config.c tools/common/ctrlname.c $(BACKENDS_SRC)
+test-config_LIBS := -linih $(LIBS_BACKENDS)
+test-convert_SRC := backend/convert.c backend/backends.c backend/pattern.c backend/be-pattern.c \
+	backend/y4m.c backend/be-file.c backend/be-v4l2.c
+test-convert_LIBS := $(LIBS_BACKENDS)
+test-pattern_SRC := $(BACKENDS_SRC)
+test-pattern_LIBS := $(LIBS_BACKENDS)
+test-y4m_SRC := $(BACKENDS_SRC)
+test-y4m_LIBS := $(LIBS_BACKENDS)
 .SECONDEXPANSION:
 $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $@ $< $(test-$*_SRC) -lcmocka
+	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $@ $< $(test-$*_SRC) -lcmocka $(test-$*_LIBS)
+
+# libFuzzer targets (clang): the config and Y4M parsers. tests/harness/test-fuzz-parsers.sh
+# runs each for a short while in `make check`.
+FUZZ_TARGETS := fuzz-config fuzz-y4m
+fuzz-config_SRC := backend/config.c tools/common/ctrlname.c $(BACKENDS_SRC)
+fuzz-config_LIBS := -linih $(LIBS_BACKENDS)
+fuzz-y4m_SRC := backend/y4m.c
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all
+fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
+$(BUILD)/fuzz/%: tests/fuzz/%.c $$(%_SRC) $(HDRS)
+	@mkdir -p $(@D)
+	clang $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $($*_SRC) $($*_LIBS)
 
 kmod:
 	@[ -n "$(KDIR)" ] || { echo "no kernel build directory: run 'make kernels' or set KDIR" >&2; exit 1; }
@@ -80,13 +114,30 @@ unit: asan
 
 check: deps
 	$(MAKE) kernels
-	$(MAKE) host asan kmod-all
+	$(MAKE) host asan fuzz kmod-all
 	tests/run.sh
 
 check-quick: deps
 	$(MAKE) kernels VIACAM_KERNELS="6.1 6.12"
-	$(MAKE) host asan kmod-all VIACAM_KERNELS="6.1 6.12"
+	$(MAKE) host asan fuzz kmod-all VIACAM_KERNELS="6.1 6.12"
 	VIACAM_KERNELS="6.1 6.12" tests/run.sh
+
+# Long runs for a nightly job (NIGHTLY_KERNELS, default the lockdep/KASAN kernel): TEST-09-fuzz
+# for 600 s (VIACAM_FUZZ_SEED=N replays a seed) and TEST-08-stress with a 600 s ioctl phase.
+# VIACAM_TEST_TIMEOUT replaces the tests' own timeout file (tests/run.sh still triples it on
+# debug kernels).
+NIGHTLY_KERNELS ?= 6.1-debug
+fuzz-nightly: deps
+	$(MAKE) kernels VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
+	$(MAKE) host kmod-all VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
+	VIACAM_KERNELS="$(NIGHTLY_KERNELS)" TEST_MATCH=TEST-09-fuzz VIACAM_FUZZ_SECONDS=600 \
+		VIACAM_TEST_TIMEOUT=500 tests/run.sh
+
+stress-nightly: deps
+	$(MAKE) kernels VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
+	$(MAKE) host kmod-all VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
+	VIACAM_KERNELS="$(NIGHTLY_KERNELS)" TEST_MATCH=TEST-08-stress VIACAM_STRESS_SECONDS=600 \
+		VIACAM_TEST_TIMEOUT=1000 tests/run.sh
 
 run: deps
 	$(MAKE) kernels

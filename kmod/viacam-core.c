@@ -211,8 +211,12 @@ err_idr:
 
 /*
  * Remove a camera. Open file handles stay valid but every further call fails
- * with ENODEV; waiters in DQBUF or poll are woken. Called with
+ * with ENODEV; waiters in DQBUF, read() or poll are woken. Called with
  * viacam_devices_lock held.
+ *
+ * The nodes are unregistered first: an ioctl that is waiting for cam->lock
+ * meanwhile sees that once it has the lock and says ENODEV, instead of
+ * reaching vb2 after the queue error below and getting EIO from it.
  */
 static void viacam_cam_remove(struct viacam_cam *cam)
 {
@@ -220,15 +224,16 @@ static void viacam_cam_remove(struct viacam_cam *cam)
 	idr_remove(&viacam_cameras, cam->id);
 	viacam_count--;
 
+	v4l2_info(&cam->v4l2_dev, "camera %u '%s' removed\n", cam->id, cam->label);
+	video_unregister_device(&cam->out_vdev);
+	video_unregister_device(&cam->cap_vdev);
+
 	mutex_lock(&cam->lock);
-	cam->gone = true;
+	WRITE_ONCE(cam->gone, true);
 	vb2_queue_error(&cam->cap_q);
 	vb2_queue_error(&cam->out_q);
 	mutex_unlock(&cam->lock);
 
-	v4l2_info(&cam->v4l2_dev, "camera %u '%s' removed\n", cam->id, cam->label);
-	video_unregister_device(&cam->out_vdev);
-	video_unregister_device(&cam->cap_vdev);
 	v4l2_device_put(&cam->v4l2_dev);
 }
 

@@ -1032,11 +1032,32 @@ static int viacam_cap_release(struct file *file)
 	return ret;
 }
 
+/*
+ * read() and write() that say ENODEV, not vb2's EIO, when the camera was
+ * removed while they waited for the lock or for a buffer (as DQBUF does).
+ */
+static ssize_t viacam_read(struct file *file, char __user *buf, size_t count, loff_t *ppos)
+{
+	struct viacam_cam *cam = video_drvdata(file);
+	ssize_t ret = vb2_fop_read(file, buf, count, ppos);
+
+	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
+}
+
+static ssize_t viacam_write(struct file *file, const char __user *buf, size_t count,
+			    loff_t *ppos)
+{
+	struct viacam_cam *cam = video_drvdata(file);
+	ssize_t ret = vb2_fop_write(file, buf, count, ppos);
+
+	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
+}
+
 const struct v4l2_file_operations viacam_cap_fops = {
 	.owner		= THIS_MODULE,
 	.open		= viacam_cap_open,
 	.release	= viacam_cap_release,
-	.read		= vb2_fop_read,
+	.read		= viacam_read,
 	.poll		= vb2_fop_poll,
 	.mmap		= vb2_fop_mmap,
 	.unlocked_ioctl	= video_ioctl2,
@@ -1046,7 +1067,7 @@ const struct v4l2_file_operations viacam_out_fops = {
 	.owner		= THIS_MODULE,
 	.open		= v4l2_fh_open,
 	.release	= vb2_fop_release,
-	.write		= vb2_fop_write,
+	.write		= viacam_write,
 	.poll		= vb2_fop_poll,
 	.mmap		= vb2_fop_mmap,
 	.unlocked_ioctl	= video_ioctl2,

@@ -85,7 +85,7 @@ struct viacam_cam {
 	struct viacam_ctrl_entry *ctrl_decl;	/* what was declared; backs menu names */
 	u32 nctrls;
 	u32 cap_open;			/* open file handles on the capture node */
-	bool gone;			/* removed: every call ends in ENODEV */
+	bool gone;			/* removed: calls end in ENODEV (also read locklessly) */
 
 	/*
 	 * slock: the hand-off state shared between the queues' callbacks (process

@@ -14,6 +14,8 @@ packages=(
 	apt file kmod cpio gzip xz-utils zstd busybox-static qemu-system-x86 udev passwd util-linux
 	# style and static checks of kmod/ (checkpatch.pl comes with the kernel source)
 	sparse linux-source-6.1 perl
+	# libFuzzer targets of the parsers (clang's -fsanitize=fuzzer)
+	clang libclang-rt-14-dev
 	# V4L2 clients used in the guest tests
 	v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good ffmpeg
 	# the peer we measure against

@@ -6,6 +6,9 @@
 #   VIACAM_KERNELS   kernel series to test on (default "6.1 6.12 6.12-rt 6.1-debug")
 #   TEST_MATCH       only run tests whose name matches this extended regex
 #   TEST_SKIP        skip tests whose name matches this extended regex (reported as skipped)
+#   VIACAM_TEST_TIMEOUT  seconds: replaces every selected test's own timeout file (for long
+#                    runs such as make fuzz-nightly; still tripled on the *-debug kernels)
+# Test knobs (VIACAM_FUZZ_*, VIACAM_STRESS_*) reach the guest through tools/vm/run.sh.
 # Each test prints one line: PASS/FAIL/SKIP, its name and time. Logs go to build/test-results/.
 # The last line is "N passed, N failed" (", N skipped" when any were skipped); the exit
 # status is 1 when anything failed. A guest that crashes or hangs fails its own test only.
@@ -86,7 +89,7 @@ if [ "${1:-}" != --unit-only ]; then
 			res=$out/$series/$(basename "$dir")
 			rm -rf "$res"
 			mkdir -p "$res"
-			timeout=$(cat "$dir/timeout" 2>/dev/null || echo 300)
+			timeout=${VIACAM_TEST_TIMEOUT:-$(cat "$dir/timeout" 2>/dev/null || echo 300)}
 			# lockdep + KASAN under TCG: everything takes about three times as long.
 			case "$series" in *-debug) timeout=$((timeout * 3)) ;; esac
 			start=$(date +%s)

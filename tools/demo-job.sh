@@ -1,33 +1,42 @@
 #!/bin/bash
 # demo-job.sh - the main job, run on a machine (or guest) that can load viacam.ko.
 #
-# Loads the bridge with one camera, feeds it from a producer on the backend node
-# (ffmpeg's test source, a plain producer, until viacamd's backends land), and
-# captures from the capture node with a standard client (ffmpeg -f v4l2), writing a
-# snapshot PNG. In the guest the PNG lands in the results folder (build/run/).
+# Loads the bridge (no cameras of its own), starts viacamd on conf/viacam.conf (a pattern
+# camera until the VIA backend lands), captures a few seconds from the capture node with a
+# standard client (ffmpeg -f v4l2) and writes a snapshot PNG. In the guest the PNG lands in
+# the results folder (build/run/). On a real machine viacamd keeps running until Ctrl-C.
 set -euo pipefail
 src=${VIACAM_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 out=${VIACAM_RESULTS:-$src/build/run}
+conf=${VIACAM_CONF:-$src/conf/viacam.conf}
 mkdir -p "$out"
 ctl=$src/build/host/viacamctl
 if [ "${1:-}" = --host ]; then
-	insmod "$src/build/kmod/$(uname -r)/viacam.ko" 2>/dev/null || modprobe viacam
+	insmod "$src/build/kmod/$(uname -r)/viacam.ko" devices=0 2>/dev/null || modprobe viacam devices=0
 else
-	modprobe viacam
+	modprobe viacam devices=0
 fi
 echo "== viacam bridge loaded: $("$ctl" version)"
-cap=/dev/$(basename "$(grep -l capture /sys/class/video4linux/video*/viacam_role | head -n 1 | xargs dirname)")
-backend=/dev/$(cat "/sys/class/video4linux/$(basename "$cap")/viacam_peer")
-echo "== camera 0: capture node $cap (for applications), backend node $backend"
-ffmpeg -nostdin -loglevel error -re -f lavfi -i testsrc=size=640x480:rate=30 \
-	-pix_fmt yuyv422 -f v4l2 "$backend" &
-producer=$!
-sleep 3
+"$src/build/host/viacamd" -c "$conf" 2>"$out/viacamd.log" &
+daemon=$!
+trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null' EXIT
+for _ in $(seq 100); do
+	grep -q "viacamd: ready" "$out/viacamd.log" && break
+	kill -0 $daemon 2>/dev/null || { cat "$out/viacamd.log"; exit 1; }
+	sleep 0.1
+done
+sed 's/^/   /' "$out/viacamd.log"
+cap=$(sed -nE 's/.*created camera .*capture (\/dev\/video[0-9]+).*/\1/p; s/.*adopted camera .*capture (\/dev\/video[0-9]+).*/\1/p' "$out/viacamd.log" | head -n1)
+[ -n "$cap" ] || { echo "viacamd created no camera" >&2; exit 1; }
+echo "== capturing 3 s from $cap with ffmpeg -f v4l2"
 rm -f "$out/snapshot.png"
-ffmpeg -nostdin -loglevel error -f v4l2 -i "$cap" -frames:v 1 -y "$out/snapshot.png"
-kill "$producer" 2>/dev/null || true
-wait "$producer" 2>/dev/null || true
-echo "== cameras (id, capture node, backend node, label, state, format, counters)"
+ffmpeg -nostdin -loglevel error -f v4l2 -framerate 30 -video_size 640x480 -i "$cap" -t 3 \
+	-update 1 -y "$out/snapshot.png"
+echo "== cameras (id, capture node, backend node, label, state, format, counters, source)"
 "$ctl" list
 [ -s "$out/snapshot.png" ] || { echo "no snapshot was captured" >&2; exit 1; }
 echo "== snapshot captured from $cap with ffmpeg -f v4l2: snapshot.png"
+if [ "${1:-}" = --host ]; then
+	echo "== viacamd serves $cap until Ctrl-C"
+	wait $daemon
+fi

@@ -10,6 +10,8 @@
 #   vm_script   script to run (empty: interactive shell on the console)
 #   vm_keep     colon-separated host paths (folders or files) that must stay visible although they lie under /tmp or /run
 #   vm_bootfault  harness self-test only: write a fake kernel BUG line before the boot marker
+# $vm_results/test-env (if there) holds test knobs from the host's environment
+# (VIACAM_FUZZ_*, VIACAM_STRESS_*; see run.sh); it is sourced before the script runs.
 #
 # The script's exit status goes to $vm_results/rc, its output to $vm_results/output.log
 # (and the console), the kernel log to $vm_results/dmesg.log. Then the guest powers off.
@@ -75,6 +77,8 @@ echo "viacam-vm: boot complete, test starts" >/dev/kmsg
 
 export VIACAM_SRC=$vm_src VIACAM_KVER=$vm_kver VIACAM_RESULTS=${vm_results:-/tmp}
 export VIACAM_BUILD=$vm_src/build KVER=$vm_kver
+# Test knobs from the host (VIACAM_FUZZ_*, VIACAM_STRESS_*; written by run.sh).
+[ -f "$VIACAM_RESULTS/test-env" ] && . "$VIACAM_RESULTS/test-env"
 cd "$vm_src" || cd /
 
 if [ -n "${vm_script:-}" ]; then

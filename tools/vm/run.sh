@@ -20,6 +20,8 @@
 # times, saying so on stderr; the count is kept in DIR/boot-retries.
 #
 # The host's root is shared read-only; the guest writes only to DIR (and its own tmpfs).
+# Test knobs: the host's environment variables named VIACAM_FUZZ_* and VIACAM_STRESS_* are
+# written to DIR/test-env, which guest-init.sh exports before it runs SCRIPT.
 # Acceleration is TCG: KVM hangs on our build machines. VIACAM_ACCEL=kvm opts in where it works.
 set -euo pipefail
 
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--q35) machine=q35; shift ;;
 	--shell) shell=1; shift ;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	-*) die "unknown option '$1' (see --help)" ;;
 	*) script=$1; shift; break ;;
 	esac
@@ -74,6 +76,12 @@ if [ -z "$results" ]; then
 fi
 mkdir -p "$results"
 results=$(realpath "$results")
+
+# Test knobs for the guest (see the header), as shell assignments guest-init.sh sources.
+: >"$results/test-env"
+while IFS= read -r var; do
+	printf 'export %s=%q\n' "$var" "${!var}" >>"$results/test-env"
+done < <(compgen -e | grep -E '^VIACAM_(FUZZ|STRESS)_[A-Z0-9_]+$' || true)
 
 modroot=$src/build/modroot/$kver
 [ -d "$modroot" ] || modroot=$kdir/root

@@ -1,13 +1,15 @@
 #!/bin/bash
 # TEST-08-stress: four cameras stream (a producer and a consumer each) while
 #  1. 8 threads issue random valid ioctls on every capture, backend and control node,
-#     reopening them now and then (open/close storm);
+#     reopening them now and then (open/close storm), for VIACAM_STRESS_SECONDS (default 20;
+#     make stress-nightly runs 600);
 #  2. another camera is added and removed 1000 times;
 #  3. camera 0's producer is SIGKILLed and restarted 100 times;
 #  4. rmmod is tried 20 times (it must fail every time).
 # Every consumer must keep receiving valid frames in order, with no gap much longer than the
 # bridge timeout; the guest log must stay clean (checked by the harness).
 . "$(dirname "$0")/../lib.sh"
+stress_s=${VIACAM_STRESS_SECONDS:-20}
 load_viacam devices=4 timeout_ms=200
 nodes=() caps=() outs=() prods=() conss=()
 for i in 0 1 2 3; do
@@ -17,14 +19,14 @@ for i in 0 1 2 3; do
 done
 for i in 0 1 2 3; do
 	wait_frames_in "${caps[$i]}" 5 60 || fail "producer $i did not start"
-	"$BIN/vctest" consume -n 100000000 -t 900 "${caps[$i]}" >"$RES/consumer$i.log" 2>&1 &
+	"$BIN/vctest" consume -n 100000000 -t $((880 + stress_s)) "${caps[$i]}" >"$RES/consumer$i.log" 2>&1 &
 	conss[$i]=$!
 done
 sleep 1
 
 t=$(date +%s)
-"$BIN/vctest" stress 20 8 "${caps[@]}" "${outs[@]}" /dev/viacam | tee "$RES/stress.log"
-check "8 threads of random ioctls for 20 s" test "${PIPESTATUS[0]}" = 0
+"$BIN/vctest" stress "$stress_s" 8 "${caps[@]}" "${outs[@]}" /dev/viacam | tee "$RES/stress.log"
+check "8 threads of random ioctls for $stress_s s" test "${PIPESTATUS[0]}" = 0
 t1=$(date +%s)
 "$BIN/vctest" churn 1 1000 | tee "$RES/churn.log"
 check "1000 add/remove cycles while 4 cameras stream" test "${PIPESTATUS[0]}" = 0

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * backends.c - the backend registry, and small helpers every backend uses.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/videodev2.h>
+
+#include "backend.h"
+
+extern const struct vc_backend_ops vc_backend_pattern;
+extern const struct vc_backend_ops vc_backend_file;
+extern const struct vc_backend_ops vc_backend_v4l2;
+
+/* Siblings, in the order `viacamd --list-backends` shows them. */
+static const struct vc_backend_ops *const registry[] = {
+	&vc_backend_pattern,
+	&vc_backend_file,
+	&vc_backend_v4l2,
+};
+
+const struct vc_backend_ops *vc_backend_at(size_t i)
+{
+	return i < sizeof(registry) / sizeof(registry[0]) ? registry[i] : NULL;
+}
+
+const struct vc_backend_ops *vc_backend_find(const char *name)
+{
+	const struct vc_backend_ops *ops;
+
+	for (size_t i = 0; (ops = vc_backend_at(i)); i++)
+		if (strcmp(ops->name, name) == 0)
+			return ops->abi == VC_BACKEND_ABI ? ops : NULL;
+	return NULL;
+}
+
+int vc_modes_add(struct vc_modes *modes, const struct vc_mode *m)
+{
+	for (size_t i = 0; i < modes->n; i++)
+		if (memcmp(&modes->v[i], m, sizeof(*m)) == 0)
+			return 0;
+	if (modes->n >= VC_MAX_MODES)
+		return -ENOSPC;
+	modes->v[modes->n++] = *m;
+	return 0;
+}
+
+int vc_err(struct vc_error *err, int line, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		err->line = line;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return errnum;
+}
+
+const struct vc_kv *vc_conf_key(const struct vc_backend_conf *conf, const char *key)
+{
+	for (size_t i = conf->nkeys; i-- > 0;)	/* the last one wins */
+		if (strcmp(conf->keys[i].key, key) == 0)
+			return &conf->keys[i];
+	return NULL;
+}
+
+uint32_t vc_bytesperline(uint32_t pixelformat, uint32_t width)
+{
+	switch (pixelformat) {
+	case V4L2_PIX_FMT_YUYV:
+	case V4L2_PIX_FMT_UYVY:
+	case V4L2_PIX_FMT_RGB565:
+		return width * 2;
+	case V4L2_PIX_FMT_RGB24:
+	case V4L2_PIX_FMT_BGR24:
+		return width * 3;
+	case V4L2_PIX_FMT_NV12:
+	case V4L2_PIX_FMT_YUV420:
+	case V4L2_PIX_FMT_YVU420:
+	case V4L2_PIX_FMT_GREY:
+		return width;
+	default:
+		return 0;
+	}
+}
+
+uint32_t vc_sizeimage(uint32_t pixelformat, uint32_t width, uint32_t height)
+{
+	switch (pixelformat) {
+	case V4L2_PIX_FMT_NV12:
+	case V4L2_PIX_FMT_YUV420:
+	case V4L2_PIX_FMT_YVU420:
+		return width * height * 3 / 2;
+	default:
+		return vc_bytesperline(pixelformat, width) * height;
+	}
+}
+
+const char *vc_fourcc_str(uint32_t fourcc, char buf[5])
+{
+	for (int i = 0; i < 4; i++) {
+		char c = (char)((fourcc >> (8 * i)) & 0xff);
+
+		buf[i] = (c >= 32 && c < 127) ? c : '?';
+	}
+	buf[4] = 0;
+	return buf;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * config.h - viacamd's configuration file (INI, read with libinih).
+ *
+ * One section per camera, "[camera NAME]". Generic keys are checked here; every other key
+ * belongs to the camera's backend (its ops->keys list decides) and is checked by the backend's
+ * create() when the configuration is applied. Every problem is reported as "FILE:LINE: reason";
+ * a file with any problem is refused as a whole. conf/viacam.conf documents each key.
+ */
+#ifndef VIACAM_CONFIG_H
+#define VIACAM_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "ctrlname.h"
+
+#define VC_MAX_CAMERAS VIACAM_MAX_CAMERAS
+#define VC_NAME_LEN 32
+#define VC_MAX_LIST 32		/* entries of formats/sizes/rates */
+#define VC_MAX_KEYS 32		/* backend keys of one section */
+
+struct vc_ctrl_default {
+	char *name;		/* as v4l2-ctl spells it: "horizontal_flip" */
+	int64_t value;
+	int line;
+};
+
+struct vc_cam_conf {
+	char name[VC_NAME_LEN];	/* the section's NAME */
+	int line;		/* of the section header */
+	char label[VIACAM_LABEL_LEN];	/* default: NAME */
+	int video_nr;		/* capture node /dev/videoN, -1 = automatic */
+	int backend_nr;		/* backend node, -1 = automatic */
+	uint32_t timeout_ms;	/* 0 = the module's default */
+	char backend[VC_NAME_LEN];	/* default "pattern" */
+	int backend_line;
+	uint32_t formats[VC_MAX_LIST];
+	size_t nformats;
+	int formats_line;
+	uint32_t sizes[VC_MAX_LIST][2];
+	size_t nsizes;
+	int sizes_line;
+	uint32_t intervals[VC_MAX_LIST][2];	/* from "rates": num/den seconds per frame */
+	size_t nintervals;
+	int rates_line;
+	struct vc_kv keys[VC_MAX_KEYS];	/* backend keys */
+	size_t nkeys;
+	struct vc_ctrl_default ctrls[VC_MAX_CTRLS];
+	size_t nctrls;
+};
+
+struct vc_conf {
+	char *path;
+	struct vc_cam_conf *cams;
+	size_t ncams;
+};
+
+/* A list of messages "FILE:LINE: reason". */
+struct vc_msgs {
+	char **v;
+	size_t n;
+};
+void vc_msgs_add(struct vc_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vc_msgs_free(struct vc_msgs *m);
+
+/*
+ * Reads @path into a new *ret. Returns 0, or -EINVAL with every problem in @msgs (or another
+ * negative errno when the file cannot be read, also in @msgs). Backend keys are checked only
+ * for their names here (vc_conf_check_backends does the rest).
+ */
+int vc_conf_load(const char *path, struct vc_conf **ret, struct vc_msgs *msgs);
+void vc_conf_free(struct vc_conf *conf);
+
+/* The camera section called @name, or NULL. */
+const struct vc_cam_conf *vc_conf_camera(const struct vc_conf *conf, const char *name);
+
+/* The backend's part of a camera section, for create(). Points into @cam. */
+void vc_cam_backend_conf(const struct vc_cam_conf *cam, struct vc_backend_conf *bc);
+
+/* What changed between two versions of a camera section. */
+bool vc_cam_same_backend(const struct vc_cam_conf *a, const struct vc_cam_conf *b);
+bool vc_cam_same_offer(const struct vc_cam_conf *a, const struct vc_cam_conf *b);
+bool vc_cam_same_ctrls(const struct vc_cam_conf *a, const struct vc_cam_conf *b);
+bool vc_cam_same_nodes(const struct vc_cam_conf *a, const struct vc_cam_conf *b);
+
+/* Fourcc from a config word ("YUYV", "yuyv", "NV12", "YUV420"/"I420"/"YU12", "RGB24"...). */
+int vc_parse_fourcc(const char *word, uint32_t *ret);
+
+
+#endif /* VIACAM_CONFIG_H */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * session.h - one camera served by viacamd: a backend instance, the bridge's backend node,
+ * the frame pump. All functions run in the daemon's event-loop thread.
+ */
+#ifndef VIACAM_SESSION_H
+#define VIACAM_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "backend.h"
+#include "config.h"
+
+/* One offered tuple and how the session makes it: a native mode, converted or not. */
+struct vc_offer {
+	struct viacam_format fmt;
+	size_t native;		/* index into vc_prepared.native */
+	bool convert;
+};
+
+/*
+ * A backend instance made from a camera section, with everything derived from it: its
+ * native modes, the offer (filtered by the section, plus conversions), its controls with the
+ * section's defaults. Made while a configuration is checked, before any of it is applied.
+ */
+struct vc_prepared {
+	const struct vc_backend_ops *ops;
+	void *priv;
+	struct vc_modes native;
+	struct vc_offer offers[VC_MAX_MODES];
+	size_t noffers;
+	struct viacam_ctrl ctrls[VC_MAX_CTRLS];
+	size_t nctrls;
+};
+
+/* Makes @cc's backend. Problems go to @msgs as "PATH:LINE: camera NAME: reason". */
+int vc_prepare(const struct vc_cam_conf *cc, const char *path, struct vc_prepared **ret,
+	       struct vc_msgs *msgs);
+void vc_prepared_free(struct vc_prepared *p);
+
+struct vc_session;
+
+/*
+ * Creates the camera (or adopts camera @adopt_id when it is not VIACAM_ID_AUTO), opens its
+ * backend node, declares @p's offer and controls and waits for consumers. Takes @p.
+ */
+int vc_session_new(sd_event *event, int ctl_fd, const struct vc_cam_conf *cc,
+		   struct vc_prepared *p, uint32_t adopt_id, struct vc_session **ret);
+
+/* Stops the source and closes the node; with @remove also deletes the camera. */
+void vc_session_free(struct vc_session *s, bool remove);
+
+/*
+ * A new version of the session's section. @p is a new backend instance when the backend,
+ * the offer or control defaults changed (NULL otherwise); the session takes it. Changes that
+ * would break a streaming consumer wait until the stream stops, and the log says so.
+ */
+void vc_session_update(struct vc_session *s, const struct vc_cam_conf *cc, struct vc_prepared *p);
+
+uint32_t vc_session_camera_id(const struct vc_session *s);
+const char *vc_session_name(const struct vc_session *s);
+/* The backend in use (a pending swap not yet counted). */
+const char *vc_session_backend_name(const struct vc_session *s);
+
+#endif /* VIACAM_SESSION_H */
