@@ -20,13 +20,17 @@ KERNEL ?= 6.12
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -g
 CFLAGS_OPT := -O2
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-INCLUDES := -Itools/common -Ikmod/uapi -Ibackend
-LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert 2>/dev/null)
+INCLUDES := -Itools/common -Ikmod/uapi -Ibackend -Ibackend/via $(shell pkg-config --cflags libdrm 2>/dev/null)
+LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert libdrm 2>/dev/null) -lm
 LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih 2>/dev/null) $(LIBS_BACKENDS)
 
 # viacamd: the core, and the backends (registry in backends.c).
+# The VIA backend: logic (engine, sensor), the I/O interface and its transports, the model.
+VIA_SRC := backend/via/be-via.c backend/via/via-engine.c backend/via/ov7670.c \
+	backend/via/via-io.c backend/via/via-i2c.c backend/via/via-pci.c backend/via/via-drm.c \
+	backend/via/via-model.c
 BACKENDS_SRC := backend/backends.c backend/pattern.c backend/be-pattern.c backend/y4m.c \
-	backend/be-file.c backend/be-v4l2.c
+	backend/be-file.c backend/be-v4l2.c $(VIA_SRC)
 DAEMON_SRC := backend/viacamd.c backend/config.c backend/session.c backend/convert.c \
 	tools/common/ctrlname.c \
 	$(BACKENDS_SRC)
@@ -34,7 +38,7 @@ DAEMON_SRC := backend/viacamd.c backend/config.c backend/session.c backend/conve
 KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then echo $$d; \
 	else tools/vm/kernels.sh kdir $(KERNEL) 2>/dev/null; fi)
 
-HDRS := $(wildcard tools/common/*.h backend/*.h kmod/uapi/*.h)
+HDRS := $(wildcard tools/common/*.h backend/*.h backend/via/*.h kmod/uapi/*.h)
 PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
@@ -60,8 +64,7 @@ $(eval $(call prog,logscan,tools/vm/logscan-main.c tools/common/logscan.c,))
 $(eval $(call prog,viacamd,$(DAEMON_SRC),$(LIBS_DAEMON)))
 $(eval $(call prog,viacamctl,tools/viacamctl.c tools/common/ctrlname.c,))
 $(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
-$(eval $(call prog,vcpix,tests/guest/vcpix.c backend/pattern.c backend/backends.c \
-	backend/be-pattern.c backend/y4m.c backend/be-file.c backend/be-v4l2.c,$(LIBS_BACKENDS)))
+$(eval $(call prog,vcpix,tests/guest/vcpix.c $(BACKENDS_SRC),$(LIBS_BACKENDS)))
 $(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
 
 # Unit tests (cmocka), always with the sanitizers. Each links the sources it tests
@@ -69,13 +72,19 @@ $(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
 test-logscan_SRC := tools/common/logscan.c
 test-config_SRC := backend/config.c tools/common/ctrlname.c $(BACKENDS_SRC)
 test-config_LIBS := -linih $(LIBS_BACKENDS)
-test-convert_SRC := backend/convert.c backend/backends.c backend/pattern.c backend/be-pattern.c \
-	backend/y4m.c backend/be-file.c backend/be-v4l2.c
+test-convert_SRC := backend/convert.c $(BACKENDS_SRC)
 test-convert_LIBS := $(LIBS_BACKENDS)
 test-pattern_SRC := $(BACKENDS_SRC)
 test-pattern_LIBS := $(LIBS_BACKENDS)
 test-y4m_SRC := $(BACKENDS_SRC)
 test-y4m_LIBS := $(LIBS_BACKENDS)
+test-via-transport_SRC := backend/via/via-io.c backend/via/via-i2c.c backend/via/via-pci.c \
+	backend/via/via-drm.c
+test-via-transport_LIBS := $(LIBS_BACKENDS)
+test-via-model_SRC := backend/via/via-model.c backend/via/via-io.c backend/via/via-i2c.c
+test-via-model_LIBS := -lm
+test-via_SRC := $(BACKENDS_SRC)
+test-via_LIBS := $(LIBS_BACKENDS)
 .SECONDEXPANSION:
 $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS)
 	@mkdir -p $(@D)

@@ -959,6 +959,8 @@ int vc_session_new(sd_event *event, int ctl_fd, const struct vc_cam_conf *cc,
 	s->cur = p;
 	s->cam.id = VIACAM_ID_AUTO;
 	snprintf(s->name, sizeof(s->name), "%s", cc->name);
+	for (size_t i = 0; i < p->nctrls; i++)	/* even if the bridge refuses them */
+		s->values[i] = p->ctrls[i].default_value;
 	r = session_attach(s, adopt_id);
 	if (r < 0) {
 		vc_session_free(s, true);

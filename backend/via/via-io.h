@@ -78,9 +78,16 @@ struct via_io_ops {
 	void (*wr32)(struct via_io *io, uint32_t off, uint32_t val);
 	uint8_t (*sr_read)(struct via_io *io, uint8_t index);	/* sequencer register */
 	void (*sr_write)(struct via_io *io, uint8_t index, uint8_t val);
-	/* Called by the engine code whenever it polls: the model advances its clock here. */
+	/*
+	 * Called whenever the logic polls the engine, and after every sensor register write:
+	 * the model advances its clock, renders due frames and acts as the sensor chip here
+	 * (self-clearing the reset bit). NULL for real hardware.
+	 */
 	void (*poll)(struct via_io *io);
-	void (*close)(struct via_io *io);
+	/* The model's in-process sensor (used when i2c_fd < 0); NULL otherwise. 0 or -errno. */
+	int (*sensor_read)(struct via_io *io, uint8_t reg, uint8_t *val);
+	int (*sensor_write)(struct via_io *io, uint8_t reg, uint8_t val);
+	void (*close)(struct via_io *io);	/* unmaps, closes; io->priv freed */
 };
 
 struct via_io {
@@ -96,9 +103,22 @@ struct via_io {
 	char error[256];
 };
 
-/* Sensor registers (via-i2c.c; the model transport's in-process file when i2c_fd < 0). */
+/*
+ * Sensor registers (via-i2c.c): over i2c-dev when io->i2c_fd >= 0 (plain write-then-read,
+ * or SMBus byte data when io->smbus), else through ops->sensor_read/write. A write is
+ * followed by ops->poll. 0, or -errno with io->error naming the bus, address and register.
+ */
 int via_sensor_read(struct via_io *io, uint8_t reg, uint8_t *val);
 int via_sensor_write(struct via_io *io, uint8_t reg, uint8_t val);
+
+/*
+ * Opens the i2c-dev bus given as "/dev/i2c-N" or by adapter name ("viafb i2c io_port idx
+ * 0x31", matched against /sys/class/i2c-dev/i2c-N/name under @sysroot, "" for the real root)
+ * and binds it to the sensor address. Sets io->i2c_fd and io->i2c_name, or returns -errno
+ * with io->error saying what was looked for.
+ */
+int via_i2c_open(struct via_io *io, const char *bus, bool smbus, const char *sysroot);
+void via_i2c_close(struct via_io *io);
 
 /* Monotonic time and sleeping (the model's clock follows the same time). */
 uint64_t via_now_ns(void);

@@ -11,6 +11,13 @@
  * show the moving box instead. FOURCC: YUYV, NV12 and YU12 compare Y'CbCr exactly; RGB3
  * compares with libv4lconvert's full-range conversion within +-24 per channel.
  * Prints one line and exits 0 when at least 44 of the points match, else 1.
+ *
+ *   vcpix --via FILE YUYV WIDTH HEIGHT [-c horizontal_flip=1] [-c vertical_flip=1]
+ *         [-c test_pattern=N]
+ *
+ * compares every pixel of the frame, outside the areas that change per frame, with the VIA
+ * model's reference render (backend/via/via-model.c) for those sensor settings; exits 0
+ * when at least 99% of them are equal.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +30,7 @@
 
 #include "backend.h"
 #include "pattern.h"
+#include "via-model.h"
 
 static int clamp8(int v)
 {
@@ -117,6 +125,104 @@ static int set_ctrl(struct vc_pattern_params *p, const char *arg)
 	return 0;
 }
 
+/* Reads frame @frame (-1: the last) of @path into a new buffer of @fsize bytes. */
+static uint8_t *read_frame(const char *path, size_t fsize, long *frame, size_t *nframes)
+{
+	struct stat st;
+	uint8_t *buf;
+	FILE *f = fopen(path, "rb");
+
+	if (!f || fstat(fileno(f), &st) < 0) {
+		fprintf(stderr, "vcpix: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	*nframes = (size_t)st.st_size / fsize;
+	if (!*nframes || (size_t)st.st_size % fsize) {
+		fprintf(stderr, "vcpix: %s: %lld bytes is not a whole number of %zu-byte frames\n",
+			path, (long long)st.st_size, fsize);
+		fclose(f);
+		return NULL;
+	}
+	if (*frame < 0)
+		*frame = (long)*nframes - 1;
+	buf = malloc(fsize);
+	if (!buf || (size_t)*frame >= *nframes || fseek(f, *frame * (long)fsize, SEEK_SET) ||
+	    fread(buf, 1, fsize, f) != fsize) {
+		fprintf(stderr, "vcpix: %s: cannot read frame %ld of %zu\n", path, *frame, *nframes);
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static int via_main(int argc, char **argv)
+{
+	struct via_model_scene sc;
+	struct via_model_rect rects[VIA_MODEL_MAX_RECTS];
+	uint32_t w, h;
+	long frame = -1;
+	size_t nframes, total = 0, same_px = 0;
+	uint8_t *buf, *ref;
+	unsigned int nr;
+	int o;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: vcpix --via FILE YUYV WIDTH HEIGHT [-c NAME=VALUE]...\n");
+		return 2;
+	}
+	w = (uint32_t)atoi(argv[3]);
+	h = (uint32_t)atoi(argv[4]);
+	if (strcmp(argv[2], "YUYV") || w < 16 || h < 16 || w > 640 || h > 480) {
+		fprintf(stderr, "vcpix: --via checks YUYV frames up to 640x480\n");
+		return 2;
+	}
+	via_model_scene_init(&sc, w, h);
+	optind = 5;
+	while ((o = getopt(argc, argv, "c:n:")) >= 0) {
+		const char *v = optarg ? strchr(optarg, '=') : NULL;
+
+		if (o == 'n') {
+			frame = atol(optarg);
+		} else if (o == 'c' && v && !strncmp(optarg, "horizontal_flip=", 16)) {
+			sc.hflip = atoi(v + 1);
+		} else if (o == 'c' && v && !strncmp(optarg, "vertical_flip=", 14)) {
+			sc.vflip = atoi(v + 1);
+		} else if (o == 'c' && v && !strncmp(optarg, "test_pattern=", 13)) {
+			sc.test_pattern = (unsigned int)atoi(v + 1);
+		} else {
+			fprintf(stderr, "vcpix: --via: bad option\n");
+			return 2;
+		}
+	}
+	buf = read_frame(argv[1], (size_t)w * h * 2, &frame, &nframes);
+	ref = malloc((size_t)w * h * 2);
+	if (!buf || !ref)
+		return 1;
+	via_model_render(&sc, 0, ref, w * 2);
+	nr = via_model_dynamic_rects(&sc, rects);
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < w; x++) {
+			bool dyn = false;
+
+			for (unsigned int i = 0; i < nr; i++)
+				dyn |= x + 2 >= rects[i].x && x < rects[i].x + rects[i].w + 2 &&
+				       y >= rects[i].y && y < rects[i].y + rects[i].h;
+			if (dyn)
+				continue;
+			total++;
+			same_px += !memcmp(buf + ((size_t)y * w + x) * 2, ref + ((size_t)y * w + x) * 2, 2);
+		}
+	}
+	printf("vcpix: %s frame %ld of %zu (VIA model, %ux%u%s%s, test pattern %u): %zu of %zu pixels match the model\n",
+	       argv[1], frame + 1, nframes, w, h, sc.hflip ? ", hflip" : "", sc.vflip ? ", vflip" : "",
+	       sc.test_pattern, same_px, total);
+	free(buf);
+	free(ref);
+	return total && same_px * 100 >= total * 99 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct vc_pattern_params p;
@@ -128,6 +234,8 @@ int main(int argc, char **argv)
 	FILE *f;
 	int o, matched = 0, total = 0, shown = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--via"))
+		return via_main(argc - 1, argv + 1);
 	vc_pattern_params_init(&p);
 	while ((o = getopt(argc, argv, "p:c:n:")) >= 0) {
 		switch (o) {

@@ -160,7 +160,7 @@ static void test_every_error_with_its_line(void **state)
 	assert_msg(&m, 6, 7, "unknown key 'colour' (for backend 'pattern')");
 	assert_msg(&m, 7, 11, "unknown section [cam b]");
 	assert_msg(&m, 8, 14, "bad value 'big' for ctrl.x");
-	assert_msg(&m, 9, 13, "unknown backend 'nosuch' (known: pattern, file, v4l2)");
+	assert_msg(&m, 9, 13, "unknown backend 'nosuch' (known: pattern, file, v4l2, via)");
 	vc_msgs_free(&m);
 }
 
