@@ -34,8 +34,6 @@
 #include "via-drm.h"
 #include "via-pci.h"
 
-#define SR_INDEX	0x83c4
-#define SR_DATA		0x83c5
 #define MMIO_MIN	0x9000
 #define MAX_MAPS	256	/* drmGetMap indexes tried before giving up */
 
@@ -67,40 +65,6 @@ static int fail(struct via_io *io, int e, const char *fmt, ...)
 
 /* ---- register access ---- */
 
-static uint32_t drm_rd32(struct via_io *io, uint32_t off)
-{
-	struct drm_priv *p = io->priv;
-
-	if ((off & 3) || (size_t)off + 4 > p->mmio_len)
-		return 0xffffffffu;
-	return *(volatile uint32_t *)(p->mmio + off);
-}
-
-static void drm_wr32(struct via_io *io, uint32_t off, uint32_t val)
-{
-	struct drm_priv *p = io->priv;
-
-	if ((off & 3) || (size_t)off + 4 > p->mmio_len)
-		return;
-	*(volatile uint32_t *)(p->mmio + off) = val;
-}
-
-static uint8_t drm_sr_read(struct via_io *io, uint8_t index)
-{
-	struct drm_priv *p = io->priv;
-
-	p->mmio[SR_INDEX] = index;
-	return p->mmio[SR_DATA];
-}
-
-static void drm_sr_write(struct via_io *io, uint8_t index, uint8_t val)
-{
-	struct drm_priv *p = io->priv;
-
-	p->mmio[SR_INDEX] = index;
-	p->mmio[SR_DATA] = val;
-}
-
 static void drm_release(struct drm_priv *p)
 {
 	if (p->mmio)
@@ -117,16 +81,18 @@ static void drm_close(struct via_io *io)
 	if (io->priv)
 		drm_release(io->priv);
 	io->priv = NULL;
+	io->mmio = NULL;
+	io->mmio_len = 0;
 	io->vram = NULL;
 	io->vram_size = 0;
 }
 
 static const struct via_io_ops drm_ops = {
 	.name = "drm",
-	.rd32 = drm_rd32,
-	.wr32 = drm_wr32,
-	.sr_read = drm_sr_read,
-	.sr_write = drm_sr_write,
+	.rd32 = via_mmio_rd32,
+	.wr32 = via_mmio_wr32,
+	.sr_read = via_mmio_sr_read,
+	.sr_write = via_mmio_sr_write,
 	.poll = NULL,
 	.close = drm_close,
 };
@@ -240,6 +206,8 @@ static int open_maps(struct via_io *io, int fd, const char *path)
 
 	io->ops = &drm_ops;
 	io->priv = p;
+	io->mmio = p->mmio;
+	io->mmio_len = (size_t)p->mmio_len;
 	io->vram = p->fb;
 	return 0;
 }

@@ -150,3 +150,35 @@ int via_sensor_write(struct via_io *io, uint8_t reg, uint8_t val)
 		io->ops->poll(io);
 	return 0;
 }
+
+/* ---- MMIO register access (pci, drm) ---- */
+
+uint32_t via_mmio_rd32(struct via_io *io, uint32_t off)
+{
+	if (!io->mmio || (off & 3) || (size_t)off + 4 > io->mmio_len)
+		return 0xffffffffu;	/* what a read from nowhere gives */
+	return *(volatile uint32_t *)(io->mmio + off);
+}
+
+void via_mmio_wr32(struct via_io *io, uint32_t off, uint32_t val)
+{
+	if (!io->mmio || (off & 3) || (size_t)off + 4 > io->mmio_len)
+		return;
+	*(volatile uint32_t *)(io->mmio + off) = val;
+}
+
+uint8_t via_mmio_sr_read(struct via_io *io, uint8_t index)
+{
+	if (!io->mmio || io->mmio_len <= VIA_SR_DATA)
+		return 0xff;
+	io->mmio[VIA_SR_INDEX] = index;
+	return io->mmio[VIA_SR_DATA];
+}
+
+void via_mmio_sr_write(struct via_io *io, uint8_t index, uint8_t val)
+{
+	if (!io->mmio || io->mmio_len <= VIA_SR_DATA)
+		return;
+	io->mmio[VIA_SR_INDEX] = index;
+	io->mmio[VIA_SR_DATA] = val;
+}

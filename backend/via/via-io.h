@@ -93,6 +93,8 @@ struct via_io_ops {
 struct via_io {
 	const struct via_io_ops *ops;
 	void *priv;
+	volatile uint8_t *mmio;	/* pci, drm: the register BAR mapping (via_mmio_*) */
+	size_t mmio_len;
 	uint8_t *vram;		/* VRAM mapping (CPU reads of finished frames) */
 	size_t vram_size;
 	uint32_t cam_offset;	/* the reserved camera area inside VRAM */
@@ -119,6 +121,18 @@ int via_sensor_write(struct via_io *io, uint8_t reg, uint8_t val);
  */
 int via_i2c_open(struct via_io *io, const char *bus, bool smbus, const char *sysroot);
 void via_i2c_close(struct via_io *io);
+
+/*
+ * Register access through io->mmio, shared by the pci and drm transports: 32-bit accesses
+ * (an unaligned or out-of-range offset reads as 0xffffffff and writes nothing) and the
+ * sequencer registers through the VGA mirror at MMIO 0x83c4 (index) / 0x83c5 (data).
+ */
+#define VIA_SR_INDEX	0x83c4
+#define VIA_SR_DATA	0x83c5
+uint32_t via_mmio_rd32(struct via_io *io, uint32_t off);
+void via_mmio_wr32(struct via_io *io, uint32_t off, uint32_t val);
+uint8_t via_mmio_sr_read(struct via_io *io, uint8_t index);
+void via_mmio_sr_write(struct via_io *io, uint8_t index, uint8_t val);
 
 /* Monotonic time and sleeping (the model's clock follows the same time). */
 uint64_t via_now_ns(void);

@@ -1096,3 +1096,34 @@ unsigned int via_model_dynamic_rects(const struct via_model_scene *sc,
 	}
 	return n;
 }
+
+long via_model_compare(const struct via_model_scene *sc, const uint8_t *frame, size_t *total)
+{
+	struct via_model_rect rects[VIA_MODEL_MAX_RECTS];
+	uint32_t w = sc->width, h = sc->height;
+	uint8_t *ref = malloc((size_t)w * h * 2);
+	unsigned int nr;
+	long same = 0;
+
+	*total = 0;
+	if (!ref)
+		return -ENOMEM;
+	via_model_render(sc, 0, ref, w * 2);
+	nr = via_model_dynamic_rects(sc, rects);
+	for (uint32_t y = 0; y < h; y++) {
+		for (uint32_t x = 0; x < w; x++) {
+			bool dyn = false;
+			size_t o = ((size_t)y * w + x) * 2;
+
+			for (unsigned int i = 0; i < nr; i++)
+				dyn |= x + 2 >= rects[i].x && x < rects[i].x + rects[i].w + 2 &&
+				       y >= rects[i].y && y < rects[i].y + rects[i].h;
+			if (dyn)
+				continue;
+			(*total)++;
+			same += !memcmp(frame + o, ref + o, 2);
+		}
+	}
+	free(ref);
+	return same;
+}

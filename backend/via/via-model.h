@@ -192,4 +192,12 @@ struct via_model_rect {
 unsigned int via_model_dynamic_rects(const struct via_model_scene *sc,
 				     struct via_model_rect rects[VIA_MODEL_MAX_RECTS]);
 
+/*
+ * Compares a captured YUYV frame (@sc->width x @sc->height, lines of width * 2 bytes) with
+ * the reference render of @sc outside the dynamic rectangles (and 2 pixels around them, for
+ * chroma pairs). Returns how many of those static pixels are equal; *@total says how many
+ * were compared. -ENOMEM if the reference cannot be allocated.
+ */
+long via_model_compare(const struct via_model_scene *sc, const uint8_t *frame, size_t *total);
+
 #endif /* VIACAM_VIA_MODEL_H */

@@ -36,8 +36,6 @@
 #include "via-pci.h"
 
 #define VIA_VENDOR	0x1106
-#define SR_INDEX	0x83c4
-#define SR_DATA		0x83c5
 #define MMIO_MIN	0x9000		/* through the VGA mirror's CR pair at 0x83D4/5 */
 #define VRAM_MIN	(8u << 20)
 #define VBUF_LIMIT	0x20000000u	/* VBUFn hold offsets below 512 MiB */
@@ -102,40 +100,6 @@ static struct pci_priv *priv_of(struct via_io *io)
 	return io->priv;
 }
 
-static uint32_t pci_rd32(struct via_io *io, uint32_t off)
-{
-	struct pci_priv *p = priv_of(io);
-
-	if ((off & 3) || (size_t)off + 4 > p->mmio_len)
-		return 0xffffffffu;	/* what a read from nowhere gives */
-	return *(volatile uint32_t *)(p->mmio + off);
-}
-
-static void pci_wr32(struct via_io *io, uint32_t off, uint32_t val)
-{
-	struct pci_priv *p = priv_of(io);
-
-	if ((off & 3) || (size_t)off + 4 > p->mmio_len)
-		return;
-	*(volatile uint32_t *)(p->mmio + off) = val;
-}
-
-static uint8_t pci_sr_read(struct via_io *io, uint8_t index)
-{
-	struct pci_priv *p = priv_of(io);
-
-	p->mmio[SR_INDEX] = index;
-	return p->mmio[SR_DATA];
-}
-
-static void pci_sr_write(struct via_io *io, uint8_t index, uint8_t val)
-{
-	struct pci_priv *p = priv_of(io);
-
-	p->mmio[SR_INDEX] = index;
-	p->mmio[SR_DATA] = val;
-}
-
 static void pci_close(struct via_io *io)
 {
 	struct pci_priv *p = priv_of(io);
@@ -148,16 +112,18 @@ static void pci_close(struct via_io *io)
 		free(p);
 	}
 	io->priv = NULL;
+	io->mmio = NULL;
+	io->mmio_len = 0;
 	io->vram = NULL;
 	io->vram_size = 0;
 }
 
 static const struct via_io_ops pci_ops = {
 	.name = "pci",
-	.rd32 = pci_rd32,
-	.wr32 = pci_wr32,
-	.sr_read = pci_sr_read,
-	.sr_write = pci_sr_write,
+	.rd32 = via_mmio_rd32,
+	.wr32 = via_mmio_wr32,
+	.sr_read = via_mmio_sr_read,
+	.sr_write = via_mmio_sr_write,
 	.poll = NULL,
 	.close = pci_close,
 };
@@ -421,6 +387,8 @@ int via_pci_open(struct via_io *io, const char *sysroot, const char *device)
 
 	io->ops = &pci_ops;
 	io->priv = p;
+	io->mmio = p->mmio;
+	io->mmio_len = (size_t)p->mmio_len;
 	io->vram = p->vram;
 	return 0;
 
