@@ -80,11 +80,7 @@ static void drm_close(struct via_io *io)
 {
 	if (io->priv)
 		drm_release(io->priv);
-	io->priv = NULL;
-	io->mmio = NULL;
-	io->mmio_len = 0;
-	io->vram = NULL;
-	io->vram_size = 0;
+	via_io_forget_maps(io);
 }
 
 static const struct via_io_ops drm_ops = {

@@ -182,3 +182,12 @@ void via_mmio_sr_write(struct via_io *io, uint8_t index, uint8_t val)
 	io->mmio[VIA_SR_INDEX] = index;
 	io->mmio[VIA_SR_DATA] = val;
 }
+
+void via_io_forget_maps(struct via_io *io)
+{
+	io->priv = NULL;
+	io->mmio = NULL;
+	io->mmio_len = 0;
+	io->vram = NULL;
+	io->vram_size = 0;
+}

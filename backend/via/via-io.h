@@ -134,6 +134,9 @@ void via_mmio_wr32(struct via_io *io, uint32_t off, uint32_t val);
 uint8_t via_mmio_sr_read(struct via_io *io, uint8_t index);
 void via_mmio_sr_write(struct via_io *io, uint8_t index, uint8_t val);
 
+/* After a transport unmapped everything: priv, mmio and vram pointers and sizes back to 0. */
+void via_io_forget_maps(struct via_io *io);
+
 /* Monotonic time and sleeping (the model's clock follows the same time). */
 uint64_t via_now_ns(void);
 void via_sleep_ms(unsigned int ms);

@@ -111,11 +111,7 @@ static void pci_close(struct via_io *io)
 			munmap(p->vram, p->vram_len);
 		free(p);
 	}
-	io->priv = NULL;
-	io->mmio = NULL;
-	io->mmio_len = 0;
-	io->vram = NULL;
-	io->vram_size = 0;
+	via_io_forget_maps(io);
 }
 
 static const struct via_io_ops pci_ops = {
