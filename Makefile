@@ -42,7 +42,7 @@ HDRS := $(wildcard tools/common/*.h backend/*.h backend/via/*.h kmod/uapi/*.h)
 PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
-.PHONY: all host asan fuzz kmod kmod-all deps kernels check check-quick unit run vm-shell clean \
+.PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-quick unit run vm-shell clean \
 	fuzz-nightly stress-nightly
 .DELETE_ON_ERROR:
 
@@ -99,6 +99,8 @@ fuzz-y4m_SRC := backend/y4m.c
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all
 fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
+fuzz-parsers-nightly: fuzz
+	VIACAM_PARSER_FUZZ_SECONDS=600 bash tests/harness/test-fuzz-parsers.sh $(BUILD)/fuzz-nightly
 $(BUILD)/fuzz/%: tests/fuzz/%.c $$(%_SRC) $(HDRS)
 	@mkdir -p $(@D)
 	clang $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $($*_SRC) $($*_LIBS)
