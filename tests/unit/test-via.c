@@ -120,6 +120,13 @@ static void one_mode(uint32_t w, uint32_t h, bool rgb)
 	via_engine_stop(&e);
 	fake_ns += 100000000;
 	assert_int_equal(via_engine_poll(&e, frame, len, w * 2, 0), 0);	/* stopped */
+	/* and again: a restart gives frames as before */
+	assert_int_equal(via_engine_configure(&e, &io, w, h, rgb), 0);
+	via_engine_start(&e);
+	fake_ns += 34000000;
+	assert_int_equal(via_engine_poll(&e, frame, len, w * 2, 0), 1);
+	assert_matches_model(&io, frame, w, h);
+	assert_null(via_model_error(&io));
 	io.ops->close(&io);
 	free(frame);
 }
