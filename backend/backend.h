@@ -22,6 +22,7 @@
 #ifndef VIACAM_BACKEND_H
 #define VIACAM_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -167,5 +168,9 @@ const char *vc_fourcc_str(uint32_t fourcc, char buf[5]);
 
 /* Backend-key helpers for create(): the value of @key or NULL. */
 const struct vc_kv *vc_conf_key(const struct vc_backend_conf *conf, const char *key);
+/* A yes/no key (yes true on 1 / no false off 0): 0 and *@ret set (unchanged when the key is
+ * absent), or -EINVAL with @err naming the line and the value. */
+int vc_conf_bool(const struct vc_backend_conf *conf, const char *key, bool *ret,
+		 struct vc_error *err);
 
 #endif /* VIACAM_BACKEND_H */

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <linux/videodev2.h>
 
@@ -69,6 +70,29 @@ const struct vc_kv *vc_conf_key(const struct vc_backend_conf *conf, const char *
 		if (strcmp(conf->keys[i].key, key) == 0)
 			return &conf->keys[i];
 	return NULL;
+}
+
+int vc_conf_bool(const struct vc_backend_conf *conf, const char *key, bool *ret,
+		 struct vc_error *err)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	const struct vc_kv *kv = vc_conf_key(conf, key);
+
+	if (!kv)
+		return 0;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(kv->value, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(kv->value, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return vc_err(err, kv->line, -EINVAL, "bad value '%s' for '%s' (yes or no)", kv->value,
+		      key);
 }
 
 uint32_t vc_bytesperline(uint32_t pixelformat, uint32_t width)

@@ -35,25 +35,6 @@ struct file_be {
 
 static const char *const file_keys[] = { "file", "loop", NULL };
 
-static int parse_bool(const struct vc_kv *kv, bool *ret, struct vc_error *err)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (strcmp(kv->value, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-		if (strcmp(kv->value, no[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
-	}
-	return vc_err(err, kv->line, -EINVAL, "bad value '%s' for '%s' (yes or no)", kv->value,
-		      kv->key);
-}
-
 static uint32_t gcd_u32(uint32_t a, uint32_t b)
 {
 	while (b) {
@@ -79,7 +60,6 @@ static void file_release(void *priv)
 static int file_create(const struct vc_backend_conf *conf, void **ret_priv, struct vc_error *err)
 {
 	const struct vc_kv *file = vc_conf_key(conf, "file");
-	const struct vc_kv *loop = vc_conf_key(conf, "loop");
 	const struct vc_y4m_header *h;
 	struct file_be *fb;
 	char msg[sizeof(err->msg)];
@@ -93,11 +73,9 @@ static int file_create(const struct vc_backend_conf *conf, void **ret_priv, stru
 		return vc_err(err, 0, -ENOMEM, "out of memory");
 	fb->y4m.fd = -1;
 	fb->loop = true;
-	if (loop) {
-		r = parse_bool(loop, &fb->loop, err);
-		if (r < 0)
-			goto fail;
-	}
+	r = vc_conf_bool(conf, "loop", &fb->loop, err);
+	if (r < 0)
+		goto fail;
 
 	r = vc_y4m_open(&fb->y4m, file->value, msg, sizeof(msg));
 	if (r < 0) {

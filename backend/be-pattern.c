@@ -47,28 +47,6 @@ struct pattern {
 static const char *const pattern_keys[] = { "pattern", "counter", "moving", NULL };
 
 /* A yes/no key into *@ret (left alone when the key is absent). */
-static int parse_bool_key(const struct vc_backend_conf *conf, const char *key, bool *ret,
-			  struct vc_error *err)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-	const struct vc_kv *kv = vc_conf_key(conf, key);
-
-	if (!kv)
-		return 0;
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (strcmp(kv->value, yes[i]) == 0) {
-			*ret = true;
-			return 0;
-		}
-		if (strcmp(kv->value, no[i]) == 0) {
-			*ret = false;
-			return 0;
-		}
-	}
-	return vc_err(err, kv->line, -EINVAL, "bad value '%s' for '%s' (yes or no)", kv->value, key);
-}
-
 static int pattern_create(const struct vc_backend_conf *conf, void **ret_priv,
 			  struct vc_error *err)
 {
@@ -97,10 +75,10 @@ static int pattern_create(const struct vc_backend_conf *conf, void **ret_priv,
 		pat->params.pattern = (enum vc_pattern_kind)r;
 	}
 	pat->default_pattern = pat->params.pattern;
-	r = parse_bool_key(conf, "counter", &pat->params.counter, err);
+	r = vc_conf_bool(conf, "counter", &pat->params.counter, err);
 	if (r < 0)
 		goto fail;
-	r = parse_bool_key(conf, "moving", &pat->params.moving, err);
+	r = vc_conf_bool(conf, "moving", &pat->params.moving, err);
 	if (r < 0)
 		goto fail;
 

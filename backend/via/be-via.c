@@ -60,22 +60,6 @@ static const uint32_t default_sizes[][2] = { { 640, 480 }, { 352, 288 }, { 320, 
 					      { 176, 144 } };
 static const unsigned int rates[] = { 30, 15, 10, 5, 1 };
 
-static int parse_bool(const struct vc_kv *kv, bool *ret, struct vc_error *err)
-{
-	if (!kv)
-		return 0;
-	if (!strcasecmp(kv->value, "yes") || !strcasecmp(kv->value, "true") ||
-	    !strcmp(kv->value, "1") || !strcasecmp(kv->value, "on"))
-		*ret = true;
-	else if (!strcasecmp(kv->value, "no") || !strcasecmp(kv->value, "false") ||
-		 !strcmp(kv->value, "0") || !strcasecmp(kv->value, "off"))
-		*ret = false;
-	else
-		return vc_err(err, kv->line, -EINVAL, "bad value '%s' for %s (yes or no)",
-			      kv->value, kv->key);
-	return 0;
-}
-
 /* XO-1.5 sensor power (VGPIO3, SR2C shift 0) and reset (VGPIO2, shift 1, active low). */
 static void sensor_power(struct via_io *io, bool on)
 {
@@ -116,9 +100,9 @@ static int open_transport(struct via_backend *b, const struct vc_backend_conf *c
 	else if (t && strcmp(t->value, "model"))
 		return vc_err(err, t->line, -EINVAL, "unknown transport '%s' (model, pci or drm)",
 			      t->value);
-	r = parse_bool(vc_conf_key(conf, "sensor_smbus"), &smbus, err);
+	r = vc_conf_bool(conf, "sensor_smbus", &smbus, err);
 	if (r >= 0)
-		r = parse_bool(vc_conf_key(conf, "olpc_power"), &b->olpc_power, err);
+		r = vc_conf_bool(conf, "olpc_power", &b->olpc_power, err);
 	if (r < 0)
 		return r;
 	memset(&b->io, 0, sizeof(b->io));
