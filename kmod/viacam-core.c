@@ -78,13 +78,12 @@ static DEVICE_ATTR_RO(viacam_peer);
 static ssize_t viacam_stats_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct viacam_cam *cam = vdev_to_cam(to_video_device(dev));
-	u64 in, out, dropped, repeated;
-	bool repeating;
+	struct viacam_counters c;
 
-	viacam_stats(cam, &in, &out, &dropped, &repeated, &repeating);
+	viacam_stats(cam, &c);
 	return sysfs_emit(buf, "frames_in %llu\nframes_out %llu\nframes_dropped %llu\n"
-			  "frames_repeated %llu\nrepeating %d\n",
-			  in, out, dropped, repeated, repeating);
+			  "frames_repeated %llu\nrepeating %d\ncopies %llu\n",
+			  c.in, c.out, c.dropped, c.repeated, c.repeating, c.copies);
 }
 static DEVICE_ATTR_RO(viacam_stats);
 
@@ -243,8 +242,7 @@ static void viacam_cam_remove(struct viacam_cam *cam)
 
 static void viacam_query(struct viacam_cam *cam, struct viacam_camera *c)
 {
-	u64 in, out, dropped, repeated;
-	bool repeating;
+	struct viacam_counters n;
 
 	mutex_lock(&cam->lock);
 	memset(c, 0, sizeof(*c));
@@ -267,13 +265,13 @@ static void viacam_query(struct viacam_cam *cam, struct viacam_camera *c)
 
 	if (viacam_out_streaming(cam))
 		c->state |= VIACAM_STATE_BACKEND_STREAMING;
-	viacam_stats(cam, &in, &out, &dropped, &repeated, &repeating);
-	if (repeating)
+	viacam_stats(cam, &n);
+	if (n.repeating)
 		c->state |= VIACAM_STATE_REPEATING;
-	c->frames_in = in;
-	c->frames_out = out;
-	c->frames_dropped = dropped;
-	c->frames_repeated = repeated;
+	c->frames_in = n.in;
+	c->frames_out = n.out;
+	c->frames_dropped = n.dropped;
+	c->frames_repeated = n.repeated;
 }
 
 static int viacam_check_add(struct viacam_camera *c)
@@ -287,7 +285,7 @@ static int viacam_check_add(struct viacam_camera *c)
 		return -EINVAL;
 	if (c->timeout_ms > VIACAM_MAX_TIMEOUT_MS)
 		return -EINVAL;
-	if (memchr_inv(c->reserved, 0, sizeof(c->reserved)))
+	if (c->reserved0 || memchr_inv(c->reserved, 0, sizeof(c->reserved)))
 		return -EINVAL;
 	return 0;
 }

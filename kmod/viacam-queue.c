@@ -12,29 +12,55 @@
  *    (vb2_ops_wait_prepare/finish unlock and relock q->lock), so other ioctls
  *    and the producer keep going. No code path waits for user space with it
  *    held: consumer requests are stored and forwarded as events.
- * 2. cam->slock (spinlock) protects the hand-off state (lists, held buffer,
- *    active flags, stream formats, counters). It is held only for pointer
- *    and counter updates: never across a copy, an allocation or a wait.
- * 3. Every frame copy runs in the camera's ordered workqueue (frame_work,
- *    repeat_work), so copies never overlap and capture buffers complete in
- *    sequence order. A stop_streaming callback first detaches its buffers
- *    under slock, then flushes the workqueue: after that no copy can still
- *    touch them, and it returns them to vb2.
- * 4. Lock order: viacam_devices_lock -> cam->lock -> control handler lock ->
- *    cam->slock. The worker takes only slock.
+ *    Measurement mode (module parameter queue_lock=1): each queue's q->lock
+ *    is its own mutex (cap_qlock, out_qlock), which the core then takes for
+ *    buffer ioctls instead of cam->lock, and every vb2 callback takes
+ *    cam->lock inside it (viacam_cb_lock). Order: queue lock -> cam->lock.
+ * 2. cam->copy_lock (mutex) is held by whoever takes a capture buffer off
+ *    cap_queued to fill it, until the buffer is done: the worker,
+ *    out_buf_queue, and a direct write() (which drops cam->lock for its
+ *    copy_from_user). So
+ *    fills never overlap, capture buffers complete in sequence order, and a
+ *    buffer read as a repeat source (src_buf) is not overwritten meanwhile.
+ *    A capture stop_streaming takes it once after detaching its buffers, to
+ *    wait for a direct copy in flight.
+ * 3. cam->slock (spinlock) protects the hand-off state (lists, held buffer,
+ *    src_buf, active flags, stream formats, counters). It is held only for
+ *    pointer and counter updates: never across a copy, an allocation or a
+ *    wait.
+ * 4. A backend frame queued while a capture buffer waits (and nothing older
+ *    is pending) is copied at once in out_buf_queue, in the producer's QBUF;
+ *    every other copy from a backend buffer runs in the camera's ordered
+ *    workqueue (frame_work, repeat_work). A stop_streaming callback first
+ *    detaches its buffers under slock, then flushes the workqueue: after that
+ *    no copy can still touch them, and it returns them to vb2.
+ * 5. Lock order: viacam_devices_lock -> [queue lock ->] cam->lock -> control
+ *    handler lock -> cam->copy_lock -> cam->slock. The worker takes only
+ *    copy_lock and slock; out_buf_queue (queue lock held) copy_lock and slock.
  *
  * The hand-off keeps the newest backend frame ("held") instead of returning
  * it at once. That gives "latest wins" when no capture buffer is waiting,
  * and a frame to repeat when the producer stalls, without a second copy per
  * frame. The backend queue therefore has at least two buffers.
+ * A write() of one whole raw frame while a capture buffer waits skips the
+ * backend queue: it is copied from user space straight into that buffer (one
+ * copy; vb2's write() emulation plus the hand-off would make two). That
+ * buffer is then the source for repeats (src_buf) once it is queued again.
  */
 #include <linux/jiffies.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <media/videobuf2-vmalloc.h>
 
 #include "viacam.h"
+
+static bool queue_lock;
+module_param(queue_lock, bool, 0444);
+MODULE_PARM_DESC(queue_lock,
+		 "give each vb2 queue its own lock instead of the node's lock (measurement mode, default off)");
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -66,6 +92,23 @@ static bool viacam_sfmt_fits(const struct viacam_streamfmt *src,
 	return viacam_is_compressed(dst->pixelformat) || src->sizeimage == dst->sizeimage;
 }
 
+/*
+ * vb2 callbacks run with q->lock held. That is cam->lock, except with
+ * queue_lock=1: then they take cam->lock for the format, counts and events.
+ */
+static void viacam_cb_lock(struct viacam_cam *cam)
+{
+	if (cam->own_qlocks)
+		mutex_lock(&cam->lock);
+	lockdep_assert_held(&cam->lock);
+}
+
+static void viacam_cb_unlock(struct viacam_cam *cam)
+{
+	if (cam->own_qlocks)
+		mutex_unlock(&cam->lock);
+}
+
 /* Neutral grey in @fourcc: YCbCr 0x80/0x80/0x80 or RGB 0x80, 0x80 for GREY. */
 static void viacam_fill_neutral(void *dst, u32 len)
 {
@@ -88,8 +131,9 @@ static struct viacam_buf *viacam_take_cap(struct viacam_cam *cam)
 
 /*
  * Complete a capture buffer with @len bytes copied from @src (NULL: a neutral
- * frame). Runs in the worker, without locks; the buffer was taken off the
- * list under slock, so nothing else touches it.
+ * frame). Runs with copy_lock held (worker or out_buf_queue) and no other
+ * lock of ours; the buffer was taken off the list under slock, so nothing
+ * else touches it.
  */
 static void viacam_cap_complete(struct viacam_cam *cam, struct viacam_buf *buf,
 				const void *src, u32 len, bool repeat)
@@ -98,17 +142,22 @@ static void viacam_cap_complete(struct viacam_cam *cam, struct viacam_buf *buf,
 	void *dst = vb2_plane_vaddr(vb, 0);
 	unsigned long flags;
 
+	bool copied = src && src != dst;
+
 	if (len > vb2_plane_size(vb, 0))
 		len = vb2_plane_size(vb, 0);
-	if (src)
+	if (copied)
 		memcpy(dst, src, len);
-	else
+	else if (!src)
 		viacam_fill_neutral(dst, len);
+	/* src == dst: the buffer already holds the frame to repeat. */
 	vb2_set_plane_payload(vb, 0, len);
 	buf->vb.field = V4L2_FIELD_NONE;
 	vb->timestamp = ktime_get_ns();
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->frames_out++;
+	if (copied)
+		cam->copies++;
 	if (repeat)
 		cam->frames_repeated++;
 	spin_unlock_irqrestore(&cam->slock, flags);
@@ -137,6 +186,7 @@ static void viacam_frame_work(struct work_struct *work)
 	unsigned long flags;
 	u32 len = 0;
 
+	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
 	if (cam->out_active && !list_empty(&cam->out_pending)) {
 		/* Latest wins: only the newest pending frame can still be shown. */
@@ -154,6 +204,7 @@ static void viacam_frame_work(struct work_struct *work)
 		}
 		cam->held = newest;
 		cam->held_delivered = false;
+		cam->src_buf = NULL;	/* held is newer than a direct write */
 		cam->last_in = ktime_get();
 		cam->repeating = false;
 	}
@@ -175,6 +226,7 @@ static void viacam_frame_work(struct work_struct *work)
 	if (cap)
 		viacam_cap_complete(cam, cap, vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0), len,
 				    false);
+	mutex_unlock(&cam->copy_lock);
 }
 
 static void viacam_repeat_work(struct work_struct *work)
@@ -188,19 +240,23 @@ static void viacam_repeat_work(struct work_struct *work)
 	u32 len = 0;
 	s64 interval_us;
 
+	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
 	if (!cam->cap_active) {
 		spin_unlock_irqrestore(&cam->slock, flags);
+		mutex_unlock(&cam->copy_lock);
 		return;
 	}
 	due = ktime_add_ms(cam->last_in, cam->timeout_ms);
 	if (ktime_after(due, now) && !cam->repeating) {
 		delay = msecs_to_jiffies(ktime_ms_delta(due, now) + 1);
 		spin_unlock_irqrestore(&cam->slock, flags);
+		mutex_unlock(&cam->copy_lock);
 		queue_delayed_work(cam->wq, &cam->repeat_work, delay);
 		return;
 	}
 	cam->repeating = true;
+	cam->wr_direct = false;
 	cap = viacam_take_cap(cam);
 	if (cap) {
 		len = cam->cap_sfmt.sizeimage;
@@ -208,6 +264,11 @@ static void viacam_repeat_work(struct work_struct *work)
 			src = vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0);
 			if (viacam_is_compressed(cam->cap_sfmt.pixelformat))
 				len = vb2_get_plane_payload(&cam->held->vb.vb2_buf, 0);
+		} else if (cam->src_buf && (cam->src_ready || cap == cam->src_buf)) {
+			/* A direct write's frame, in a buffer that is ours again. */
+			src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
+			if (cap == cam->src_buf)
+				cam->src_ready = false;
 		} else if (cam->last_valid && viacam_sfmt_fits(&cam->last_sfmt, &cam->cap_sfmt)) {
 			src = cam->last_frame;
 			len = cam->last_len;
@@ -224,8 +285,41 @@ static void viacam_repeat_work(struct work_struct *work)
 
 	if (cap)
 		viacam_cap_complete(cam, cap, src, len, true);
+	mutex_unlock(&cam->copy_lock);
 	delay = usecs_to_jiffies(max_t(s64, interval_us, 1000));
 	queue_delayed_work(cam->wq, &cam->repeat_work, delay);
+}
+
+/*
+ * Keep a copy of a frame to repeat while no backend frame can be shown. Runs
+ * in a stop_streaming callback (cam->lock held) after the worker was flushed,
+ * so nothing reads last_frame meanwhile (last_valid is false or the worker
+ * is idle and cannot start a repeat on this camera's stopped queue).
+ */
+static void viacam_save_last(struct viacam_cam *cam, const void *src, u32 len,
+			     const struct viacam_streamfmt *sfmt)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&cam->lock);
+	spin_lock_irqsave(&cam->slock, flags);
+	cam->last_valid = false;
+	spin_unlock_irqrestore(&cam->slock, flags);
+	if (len > cam->last_size) {
+		kvfree(cam->last_frame);
+		cam->last_size = 0;
+		cam->last_frame = kvmalloc(len, GFP_KERNEL);
+		if (cam->last_frame)
+			cam->last_size = len;
+	}
+	if (!cam->last_frame)
+		return;
+	memcpy(cam->last_frame, src, len);
+	spin_lock_irqsave(&cam->slock, flags);
+	cam->last_sfmt = *sfmt;
+	cam->last_len = len;
+	cam->last_valid = true;
+	spin_unlock_irqrestore(&cam->slock, flags);
 }
 
 /* ------------------------------------------------------------------------
@@ -237,8 +331,11 @@ static int cap_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   struct device *alloc_devs[])
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
-	u32 size = cam->fmt.sizeimage;
+	u32 size;
 
+	viacam_cb_lock(cam);
+	size = cam->fmt.sizeimage;
+	viacam_cb_unlock(cam);
 	if (*nplanes)
 		return sizes[0] < size ? -EINVAL : 0;
 	*nplanes = 1;
@@ -249,10 +346,12 @@ static int cap_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 static int cap_buf_prepare(struct vb2_buffer *vb)
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(vb->vb2_queue);
+	u32 size;
 
-	if (vb2_plane_size(vb, 0) < cam->fmt.sizeimage)
-		return -EINVAL;
-	return 0;
+	viacam_cb_lock(cam);
+	size = cam->fmt.sizeimage;
+	viacam_cb_unlock(cam);
+	return vb2_plane_size(vb, 0) < size ? -EINVAL : 0;
 }
 
 static void cap_buf_queue(struct vb2_buffer *vb)
@@ -264,6 +363,13 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 
 	spin_lock_irqsave(&cam->slock, flags);
 	list_add_tail(&buf->list, &cam->cap_queued);
+	if (buf == cam->src_buf) {
+		/* Only MMAP memory is ours alone; other memory may have changed. */
+		if (vb->memory == VB2_MEMORY_MMAP)
+			cam->src_ready = true;
+		else
+			cam->src_buf = NULL;
+	}
 	kick = cam->cap_active && cam->held && !cam->held_delivered;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (kick)
@@ -276,7 +382,7 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 	unsigned long flags;
 	ktime_t now = ktime_get();
 
-	lockdep_assert_held(&cam->lock);
+	viacam_cb_lock(cam);
 	spin_lock_irqsave(&cam->slock, flags);
 	viacam_streamfmt_from_pix(&cam->cap_sfmt, &cam->fmt);
 	cam->cap_interval_num = cam->interval.numerator;
@@ -300,28 +406,40 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 	viacam_notify_consumers(cam);
 	queue_work(cam->wq, &cam->frame_work);
 	queue_delayed_work(cam->wq, &cam->repeat_work, msecs_to_jiffies(cam->timeout_ms));
+	viacam_cb_unlock(cam);
 	return 0;
 }
 
 static void cap_stop_streaming(struct vb2_queue *q)
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
+	struct viacam_buf *src;
 	unsigned long flags;
 	LIST_HEAD(queued);
 
-	lockdep_assert_held(&cam->lock);
+	viacam_cb_lock(cam);
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->cap_active = false;
 	list_splice_init(&cam->cap_queued, &queued);
+	src = cam->src_ready ? cam->src_buf : NULL;
+	cam->src_buf = NULL;
+	cam->src_ready = false;
 	spin_unlock_irqrestore(&cam->slock, flags);
 
 	/* A copy in flight completes its own buffer; wait for it. */
 	cancel_delayed_work_sync(&cam->repeat_work);
 	flush_workqueue(cam->wq);
+	mutex_lock(&cam->copy_lock);
+	mutex_unlock(&cam->copy_lock);
+	/* A direct write's frame is still needed to repeat it in a later stream. */
+	if (src)
+		viacam_save_last(cam, vb2_plane_vaddr(&src->vb.vb2_buf, 0), cam->cap_sfmt.sizeimage,
+				 &cam->cap_sfmt);
 	viacam_return_list(&queued, VB2_BUF_STATE_ERROR);
 
 	viacam_send_event(cam, VIACAM_EVENT_STREAM_STOP, NULL, 0);
 	viacam_notify_consumers(cam);
+	viacam_cb_unlock(cam);
 }
 
 static const struct vb2_ops viacam_cap_qops = {
@@ -343,8 +461,11 @@ static int out_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   struct device *alloc_devs[])
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
-	u32 size = cam->fmt.sizeimage;
+	u32 size;
 
+	viacam_cb_lock(cam);
+	size = cam->fmt.sizeimage;
+	viacam_cb_unlock(cam);
 	/* One buffer stays with the bridge (held): the producer needs another. */
 	if (*nbuffers < 2)
 		*nbuffers = 2;
@@ -360,8 +481,13 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 	struct viacam_cam *cam = vb2_get_drv_priv(vb->vb2_queue);
 	struct vb2_v4l2_buffer *vbuf = to_vb2_v4l2_buffer(vb);
 	unsigned long payload = vb2_get_plane_payload(vb, 0);
-	u32 size = cam->fmt.sizeimage;
+	bool compressed;
+	u32 size;
 
+	viacam_cb_lock(cam);
+	size = cam->fmt.sizeimage;
+	compressed = viacam_is_compressed(cam->fmt.pixelformat);
+	viacam_cb_unlock(cam);
 	if (vb2_plane_size(vb, 0) < size)
 		return -EINVAL;
 	/*
@@ -369,11 +495,11 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 	 * of 0 on these kernels: the v4l2 layer overwrites the byte count the
 	 * emulation set. A raw frame is always a full frame, so take it as one.
 	 */
-	if (!payload && !viacam_is_compressed(cam->fmt.pixelformat)) {
+	if (!payload && !compressed) {
 		payload = size;
 		vb2_set_plane_payload(vb, 0, size);
 	}
-	if (viacam_is_compressed(cam->fmt.pixelformat)) {
+	if (compressed) {
 		if (!payload || payload > size)
 			return -EINVAL;
 	} else if (payload < size) {
@@ -383,19 +509,51 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 	return 0;
 }
 
+/*
+ * A backend frame is queued (QBUF, or vb2's write() emulation). When a capture
+ * buffer waits and nothing older is pending, it is filled right here, in the
+ * producer's call: no hand-over to the worker, so the consumer wakes at once.
+ * The frame becomes the held one. Otherwise the worker takes it in order.
+ */
 static void out_buf_queue(struct vb2_buffer *vb)
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(vb->vb2_queue);
-	struct viacam_buf *buf = to_viacam_buf(vb);
+	struct viacam_buf *buf = to_viacam_buf(vb), *cap = NULL, *old = NULL;
 	unsigned long flags;
-	bool kick;
+	bool kick = false;
+	u32 len = 0;
 
+	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
-	list_add_tail(&buf->list, &cam->out_pending);
 	buf->vb.sequence = cam->out_sequence++;
 	cam->frames_in++;
-	kick = cam->out_active;
+	/* vb2's write() emulation copied this frame from user space. */
+	if (vb->vb2_queue->fileio)
+		cam->copies++;
+	if (cam->out_active && list_empty(&cam->out_pending) &&
+	    (!cam->held || cam->held_delivered) &&
+	    viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt))
+		cap = viacam_take_cap(cam);
+	if (cap) {
+		old = cam->held;
+		cam->held = buf;
+		cam->held_delivered = true;
+		cam->src_buf = NULL;
+		cam->last_in = ktime_get();
+		cam->repeating = false;
+		len = viacam_is_compressed(cam->cap_sfmt.pixelformat) ?
+		      vb2_get_plane_payload(vb, 0) : cam->cap_sfmt.sizeimage;
+	} else {
+		list_add_tail(&buf->list, &cam->out_pending);
+		kick = cam->out_active;
+	}
 	spin_unlock_irqrestore(&cam->slock, flags);
+	if (cap)
+		viacam_cap_complete(cam, cap, vb2_plane_vaddr(vb, 0), len, false);
+	mutex_unlock(&cam->copy_lock);
+	/* The frame held before was shown already: the producer gets it back. */
+	if (old)
+		vb2_buffer_done(&old->vb.vb2_buf, VB2_BUF_STATE_DONE);
 	if (kick)
 		queue_work(cam->wq, &cam->frame_work);
 }
@@ -405,12 +563,13 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
 	unsigned long flags;
 
-	lockdep_assert_held(&cam->lock);
+	viacam_cb_lock(cam);
 	spin_lock_irqsave(&cam->slock, flags);
 	viacam_streamfmt_from_pix(&cam->out_sfmt, &cam->fmt);
 	cam->out_active = true;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	queue_work(cam->wq, &cam->frame_work);
+	viacam_cb_unlock(cam);
 	return 0;
 }
 
@@ -424,9 +583,9 @@ static void out_stop_streaming(struct vb2_queue *q)
 	struct viacam_buf *held;
 	unsigned long flags;
 	LIST_HEAD(pending);
-	u32 len = 0;
 
-	lockdep_assert_held(&cam->lock);
+	viacam_cb_lock(cam);
+	cam->wr_partial = 0;
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->out_active = false;
 	list_splice_init(&cam->out_pending, &pending);
@@ -441,25 +600,12 @@ static void out_stop_streaming(struct vb2_queue *q)
 	flush_workqueue(cam->wq);
 
 	if (held) {
-		len = vb2_get_plane_payload(&held->vb.vb2_buf, 0);
-		if (len > cam->last_size) {
-			kvfree(cam->last_frame);
-			cam->last_size = 0;
-			cam->last_frame = kvmalloc(len, GFP_KERNEL);
-			if (cam->last_frame)
-				cam->last_size = len;
-		}
-		if (cam->last_frame) {
-			memcpy(cam->last_frame, vb2_plane_vaddr(&held->vb.vb2_buf, 0), len);
-			spin_lock_irqsave(&cam->slock, flags);
-			cam->last_sfmt = cam->out_sfmt;
-			cam->last_len = len;
-			cam->last_valid = true;
-			spin_unlock_irqrestore(&cam->slock, flags);
-		}
+		viacam_save_last(cam, vb2_plane_vaddr(&held->vb.vb2_buf, 0),
+				 vb2_get_plane_payload(&held->vb.vb2_buf, 0), &cam->out_sfmt);
 		list_add(&held->list, &pending);
 	}
 	viacam_return_list(&pending, VB2_BUF_STATE_ERROR);
+	viacam_cb_unlock(cam);
 }
 
 static const struct vb2_ops viacam_out_qops = {
@@ -471,6 +617,138 @@ static const struct vb2_ops viacam_out_qops = {
 	.wait_prepare		= vb2_ops_wait_prepare,
 	.wait_finish		= vb2_ops_wait_finish,
 };
+
+/* ------------------------------------------------------------------------
+ * write() on the backend node
+ */
+
+/*
+ * Take a waiting capture buffer for a write() of @count bytes, when the
+ * frame can go straight into it. Called with the backend queue's lock and
+ * cam->lock held; returns the buffer with copy_lock held, or NULL (vb2's
+ * write() emulation takes the frame, in order behind what it holds).
+ */
+static struct viacam_buf *viacam_write_take(struct viacam_cam *cam, struct file *file,
+					    size_t count, struct viacam_buf **old)
+{
+	struct vb2_queue *q = &cam->out_q;
+	struct viacam_streamfmt sfmt;
+	struct viacam_buf *cap = NULL;
+	unsigned long flags;
+
+	lockdep_assert_held(&cam->lock);
+	if (!vb2_is_busy(q))
+		cam->wr_partial = 0;
+	/* Buffers set up for streaming I/O: vb2_write() says EBUSY. */
+	if (vb2_is_busy(q) && !q->fileio)
+		return NULL;
+	if (cam->wr_partial || viacam_is_compressed(cam->fmt.pixelformat) ||
+	    count != cam->fmt.sizeimage)
+		return NULL;
+	viacam_streamfmt_from_pix(&sfmt, &cam->fmt);
+
+	mutex_lock(&cam->copy_lock);
+	spin_lock_irqsave(&cam->slock, flags);
+	/* Frames vb2 queued earlier go first; so does a held one not yet shown. */
+	if (list_empty(&cam->out_pending) && (!cam->held || cam->held_delivered) &&
+	    viacam_sfmt_fits(&sfmt, &cam->cap_sfmt))
+		cap = viacam_take_cap(cam);
+	if (cap) {
+		*old = cam->held;
+		cam->held = NULL;
+		cam->src_buf = NULL;
+		cam->frames_in++;
+		cam->out_sequence++;
+		cam->last_in = ktime_get();
+		cam->repeating = false;
+		cam->wr_direct = true;
+	}
+	spin_unlock_irqrestore(&cam->slock, flags);
+	if (!cap)
+		mutex_unlock(&cam->copy_lock);
+	return cap;
+}
+
+/* Copy the frame into @cap (copy_lock held, no other lock) and complete it. */
+static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
+				 const char __user *ubuf, size_t count)
+{
+	struct vb2_buffer *vb = &cap->vb.vb2_buf;
+	unsigned long flags;
+
+	if (copy_from_user(vb2_plane_vaddr(vb, 0), ubuf, count)) {
+		/* Nothing was taken since (copy_lock): undo the take. */
+		spin_lock_irqsave(&cam->slock, flags);
+		list_add(&cap->list, &cam->cap_queued);
+		cam->cap_sequence--;
+		cam->frames_in--;
+		spin_unlock_irqrestore(&cam->slock, flags);
+		return -EFAULT;
+	}
+	vb2_set_plane_payload(vb, 0, count);
+	cap->vb.field = V4L2_FIELD_NONE;
+	vb->timestamp = ktime_get_ns();
+	spin_lock_irqsave(&cam->slock, flags);
+	cam->frames_out++;
+	cam->copies++;
+	cam->src_buf = cap;
+	cam->src_ready = false;
+	spin_unlock_irqrestore(&cam->slock, flags);
+	vb2_buffer_done(vb, VB2_BUF_STATE_DONE);
+	return count;
+}
+
+/*
+ * write() on the backend node. A whole raw frame written while a capture
+ * buffer waits is copied straight into it, with cam->lock dropped for the
+ * copy; anything else goes through vb2's write() emulation (a copy into a
+ * backend buffer, then the hand-off's copy). Says ENODEV, not vb2's EIO,
+ * when the camera was removed meanwhile.
+ */
+ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos)
+{
+	struct viacam_cam *cam = video_drvdata(file);
+	struct vb2_queue *q = &cam->out_q;
+	struct viacam_buf *cap = NULL, *old = NULL;
+	ssize_t ret;
+
+	if (mutex_lock_interruptible(q->lock))
+		return -ERESTARTSYS;
+	viacam_cb_lock(cam);
+	if (READ_ONCE(cam->gone))
+		ret = -ENODEV;
+	else if (q->owner && q->owner != file->private_data)
+		ret = -EBUSY;
+	else
+		cap = viacam_write_take(cam, file, count, &old);
+	if (cap && !q->owner)
+		q->owner = file->private_data;	/* as vb2_fop_write() does */
+	viacam_cb_unlock(cam);
+	mutex_unlock(q->lock);
+
+	if (cap) {
+		ret = viacam_write_fill(cam, cap, ubuf, count);
+		mutex_unlock(&cam->copy_lock);
+		/* A held frame was shown already; the producer gets it back. */
+		if (old)
+			vb2_buffer_done(&old->vb.vb2_buf, VB2_BUF_STATE_DONE);
+		return ret;
+	}
+	if (READ_ONCE(cam->gone))
+		return -ENODEV;
+	if (ret == -EBUSY)
+		return ret;
+
+	ret = vb2_fop_write(file, ubuf, count, ppos);
+	if (ret > 0 && !mutex_lock_interruptible(q->lock)) {
+		viacam_cb_lock(cam);
+		if (cam->fmt.sizeimage)
+			cam->wr_partial = (cam->wr_partial + ret) % cam->fmt.sizeimage;
+		viacam_cb_unlock(cam);
+		mutex_unlock(q->lock);
+	}
+	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
+}
 
 /* ------------------------------------------------------------------------
  * Setup and state queries
@@ -490,7 +768,10 @@ static int viacam_queue_init(struct viacam_cam *cam, struct vb2_queue *q,
 	q->timestamp_flags = capture ?
 		V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC | V4L2_BUF_FLAG_TSTAMP_SRC_EOF :
 		V4L2_BUF_FLAG_TIMESTAMP_COPY;
-	q->lock = &cam->lock;
+	if (cam->own_qlocks)
+		q->lock = capture ? &cam->cap_qlock : &cam->out_qlock;
+	else
+		q->lock = &cam->lock;
 	return vb2_queue_init(q);
 }
 
@@ -498,6 +779,10 @@ int viacam_queues_init(struct viacam_cam *cam)
 {
 	int ret;
 
+	cam->own_qlocks = queue_lock;
+	mutex_init(&cam->cap_qlock);
+	mutex_init(&cam->out_qlock);
+	mutex_init(&cam->copy_lock);
 	spin_lock_init(&cam->slock);
 	INIT_LIST_HEAD(&cam->cap_queued);
 	INIT_LIST_HEAD(&cam->out_pending);
@@ -527,17 +812,17 @@ void viacam_queues_cleanup(struct viacam_cam *cam)
 	cam->last_frame = NULL;
 }
 
-void viacam_stats(struct viacam_cam *cam, u64 *in, u64 *out, u64 *dropped, u64 *repeated,
-		  bool *repeating)
+void viacam_stats(struct viacam_cam *cam, struct viacam_counters *c)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&cam->slock, flags);
-	*in = cam->frames_in;
-	*out = cam->frames_out;
-	*dropped = cam->frames_dropped;
-	*repeated = cam->frames_repeated;
-	*repeating = cam->repeating && cam->cap_active;
+	c->in = cam->frames_in;
+	c->out = cam->frames_out;
+	c->dropped = cam->frames_dropped;
+	c->repeated = cam->frames_repeated;
+	c->copies = cam->copies;
+	c->repeating = cam->repeating && cam->cap_active;
 	spin_unlock_irqrestore(&cam->slock, flags);
 }
 
@@ -547,7 +832,7 @@ bool viacam_out_streaming(struct viacam_cam *cam)
 	bool active;
 
 	spin_lock_irqsave(&cam->slock, flags);
-	active = cam->out_active;
+	active = cam->out_active || cam->wr_direct;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	return active;
 }

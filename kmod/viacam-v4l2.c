@@ -1023,9 +1023,15 @@ static int viacam_cap_release(struct file *file)
 	struct viacam_cam *cam = video_drvdata(file);
 	int ret;
 
-	mutex_lock(&cam->lock);
-	/* Stops streaming if this handle owned the queue; the lock is ours already. */
-	ret = _vb2_fop_release(file, NULL);
+	if (cam->own_qlocks) {
+		/* queue_lock=1: the queue's own lock first, as for any buffer call. */
+		ret = _vb2_fop_release(file, cam->cap_q.lock);
+		mutex_lock(&cam->lock);
+	} else {
+		mutex_lock(&cam->lock);
+		/* Stops streaming if this handle owned the queue; the lock is ours already. */
+		ret = _vb2_fop_release(file, NULL);
+	}
 	cam->cap_open--;
 	viacam_notify_consumers(cam);
 	mutex_unlock(&cam->lock);
@@ -1040,15 +1046,6 @@ static ssize_t viacam_read(struct file *file, char __user *buf, size_t count, lo
 {
 	struct viacam_cam *cam = video_drvdata(file);
 	ssize_t ret = vb2_fop_read(file, buf, count, ppos);
-
-	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
-}
-
-static ssize_t viacam_write(struct file *file, const char __user *buf, size_t count,
-			    loff_t *ppos)
-{
-	struct viacam_cam *cam = video_drvdata(file);
-	ssize_t ret = vb2_fop_write(file, buf, count, ppos);
 
 	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
 }

@@ -3,7 +3,8 @@
  * viacam.h - viacam bridge: the per-camera state shared by the module's files.
  *
  * Locking in short (the full rules are at the top of viacam-queue.c):
- *   viacam_devices_lock (core) -> cam->lock -> ctrl handler lock -> cam->slock
+ *   viacam_devices_lock (core) -> [queue lock ->] cam->lock -> ctrl handler lock
+ *     -> cam->copy_lock -> cam->slock
  */
 #ifndef VIACAM_H
 #define VIACAM_H
@@ -64,6 +65,7 @@ struct viacam_cam {
 	u32 timeout_ms;
 
 	struct v4l2_device v4l2_dev;	/* its release frees this struct */
+	bool own_qlocks;		/* queue_lock=1: the vb2 queues use cap/out_qlock */
 	struct video_device cap_vdev;	/* capture node, for applications */
 	struct video_device out_vdev;	/* backend node, for the producer */
 	struct vb2_queue cap_q;
@@ -77,6 +79,24 @@ struct viacam_cam {
 	 * handler pointer, cap_open and gone.
 	 */
 	struct mutex lock;
+	/*
+	 * cap_qlock, out_qlock: q->lock of the capture and the backend queue when
+	 * the module was loaded with queue_lock=1 (a measurement mode). They
+	 * serialize that queue's buffer ioctls and file I/O; the vb2 callbacks
+	 * then take cam->lock inside them. Unused (q->lock is cam->lock) otherwise.
+	 */
+	struct mutex cap_qlock;		/* queue_lock=1: q->lock of cap_q */
+	struct mutex out_qlock;		/* queue_lock=1: q->lock of out_q */
+	/*
+	 * copy_lock: owns the right to take a capture buffer off cap_queued and
+	 * fill it. Held by the worker and out_buf_queue around each copy, and by
+	 * a direct write() around its copy_from_user (which runs without
+	 * cam->lock), so capture buffers complete in sequence order and src_buf
+	 * cannot be overwritten while it is read. Never held while waiting for
+	 * anything else.
+	 */
+	struct mutex copy_lock;
+	u32 wr_partial;			/* bytes of a frame begun with vb2's write() */
 	struct v4l2_pix_format fmt;	/* negotiated (capture) format */
 	struct v4l2_fract interval;	/* negotiated frame interval */
 	struct viacam_format *formats;	/* declared tuples, NULL: plain producer mode */
@@ -97,9 +117,17 @@ struct viacam_cam {
 	struct list_head out_pending;	/* backend frames not yet seen by the worker */
 	struct viacam_buf *held;	/* newest backend frame, kept by the bridge */
 	bool held_delivered;		/* held was copied to a capture buffer */
+	/*
+	 * src_buf: the capture buffer a direct write() filled with the newest
+	 * frame (there is no held frame then). src_ready: it is queued again
+	 * (MMAP memory, untouched by us since), so it can be read to repeat it.
+	 */
+	struct viacam_buf *src_buf;
+	bool src_ready;
 	bool cap_active;		/* capture queue streaming */
 	bool out_active;		/* backend queue streaming */
 	bool repeating;			/* timeout passed: the worker repeats frames */
+	bool wr_direct;			/* frames come by direct write(), until a timeout */
 	struct viacam_streamfmt cap_sfmt;	/* capture format while streaming */
 	struct viacam_streamfmt out_sfmt;	/* backend format while streaming */
 	struct viacam_streamfmt last_sfmt;	/* format of last_frame */
@@ -111,6 +139,7 @@ struct viacam_cam {
 	u32 cap_interval_den;
 	ktime_t last_in;		/* when the newest real frame arrived */
 	u64 frames_in, frames_out, frames_dropped, frames_repeated;
+	u64 copies;			/* frame copies made by the kernel (all paths) */
 
 	/* Written only with slock held and last_valid false; read by the worker. */
 	void *last_frame;		/* copy of the frame of a detached backend */
@@ -136,8 +165,13 @@ void viacam_fill_pix(struct v4l2_pix_format *pix, u32 fourcc, u32 width, u32 hei
 /* viacam-queue.c */
 int viacam_queues_init(struct viacam_cam *cam);
 void viacam_queues_cleanup(struct viacam_cam *cam);
-void viacam_stats(struct viacam_cam *cam, u64 *in, u64 *out, u64 *dropped, u64 *repeated,
-		  bool *repeating);
+struct viacam_counters {
+	u64 in, out, dropped, repeated, copies;
+	bool repeating;
+};
+
+void viacam_stats(struct viacam_cam *cam, struct viacam_counters *c);
+ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos);
 bool viacam_out_streaming(struct viacam_cam *cam);
 
 /* viacam-v4l2.c */

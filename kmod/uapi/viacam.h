@@ -124,8 +124,9 @@ struct viacam_format {
  * VIACAM_IOC_S_FORMATS: replace the offered formats. count == 0 goes back to
  * "plain producer" mode, where the backend node's own S_FMT decides what the
  * capture node offers. Bad entries (unknown fourcc, size out of range, zero
- * interval, too many) give EINVAL and change nothing. While a consumer
- * streams, the list must keep offering the streaming tuple (else EBUSY).
+ * interval, too many) give EINVAL and change nothing. While the capture
+ * queue has buffers (a consumer set up streaming), the list must keep
+ * offering the negotiated format and size (else EBUSY).
  */
 struct viacam_formats {
 	__u32 count;

@@ -2,8 +2,8 @@
 /*
  * vctest.c - test client for the viacam bridge, run inside the test guest.
  *
- *   vctest produce OUTDEV [-n FRAMES] [-r FPS] [-s START] [-W W -H H]
- *       plain producer: numbered frames with a known pattern, via mmap
+ *   vctest produce OUTDEV [-n FRAMES] [-r FPS] [-s START] [-W W -H H] [-w]
+ *       plain producer: numbered frames with a known pattern, via mmap (-w: write())
  *   vctest consume CAPDEV [-n FRAMES] [-t SECONDS] [-a]
  *       consumer (until FRAMES, SECONDS or SIGTERM): checks every frame's pattern, counter
  *       order and sequence numbers; with -a any picture is fine (viacamd's backends), a frame
@@ -238,10 +238,13 @@ static int cmd_produce(int argc, char **argv)
 	uint32_t size;
 	struct stream s;
 	struct v4l2_buffer b;
+	bool use_write = false;
+	uint8_t *wbuf = NULL;
 	int fd, o;
 
-	while ((o = getopt(argc, argv, "n:r:s:W:H:")) >= 0) {
+	while ((o = getopt(argc, argv, "n:r:s:W:H:w")) >= 0) {
 		switch (o) {
+		case 'w': use_write = true; break;
 		case 'n': frames = atol(optarg); break;
 		case 'r': fps = atol(optarg); break;
 		case 's': start = atol(optarg); break;
@@ -256,7 +259,8 @@ static int cmd_produce(int argc, char **argv)
 	signal(SIGINT, on_stop);
 	fd = xopen(argv[optind], O_RDWR);
 	if (set_out_fmt(fd, (uint32_t)w, (uint32_t)h, &size) < 0 ||
-	    stream_setup(&s, fd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 4) < 0) {
+	    (use_write && !(wbuf = malloc(size))) ||
+	    (!use_write && stream_setup(&s, fd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 4) < 0)) {
 		fprintf(stderr, "vctest produce: setup failed: %s\n", strerror(errno));
 		return 1;
 	}
@@ -267,6 +271,18 @@ static int cmd_produce(int argc, char **argv)
 	for (long n = 0; !stop_flag && (frames < 0 || n < frames); n++) {
 		unsigned int idx;
 
+		if (use_write) {
+			ssize_t wr;
+
+			fill_frame(wbuf, size, counter++);
+			wr = write(fd, wbuf, size);
+			if (wr != (ssize_t)size) {
+				fprintf(stderr, "vctest produce: write: %s\n",
+					wr < 0 ? strerror(errno) : "short write");
+				return 1;
+			}
+			goto pace;
+		}
 		if (queued < s.count) {
 			idx = queued++;
 		} else {
@@ -285,15 +301,19 @@ static int cmd_produce(int argc, char **argv)
 			fprintf(stderr, "vctest produce: STREAMON: %s\n", strerror(errno));
 			return 1;
 		}
+pace:
 		if (fps > 0) {
 			next += 1000.0 / fps;
 			double d = next - now_ms();
 
 			if (d > 0)
 				usleep((useconds_t)(d * 1000));
+			else if (d < -100)
+				next = now_ms();	/* stalled: go on at the rate, no burst */
 		}
 	}
 	printf("produced %u frames\n", counter - (uint32_t)start);
+	free(wbuf);
 	close(fd);
 	return 0;
 }

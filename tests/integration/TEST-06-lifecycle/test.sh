@@ -36,6 +36,34 @@ check "real frames resume from the new producer" grep -q 'resumed=1' "$RES/consu
 gap=$(sed -nE 's/.*max_gap_ms=([0-9]+).*/\1/p' "$RES/consumer.log")
 check "no gap longer than the 300 ms timeout plus 2 intervals (max ${gap} ms)" test "${gap:-9999}" -lt 500
 
+# The same with a write() producer, whose frames go straight into capture buffers: the
+# repeats come from the capture buffer that holds the newest frame, and a capture stream
+# started after the producer died still shows that frame (not the neutral one).
+"$BIN/vctest" produce -w -r 30 -s 100 "$out" >"$RES/producer-w1.log" 2>&1 &
+p1=$!
+wait_frames_in "$cap" "$(($(frames_in "$cap") + 5))" 60 || fail "the write() producer did not start"
+"$BIN/vctest" consume -n 150 -t 30 "$cap" >"$RES/consumer-w.log" 2>&1 &
+cons=$!
+sleep 1.5
+kill -9 "$p1"
+sleep 2
+"$BIN/vctest" produce -w -r 30 -s 1000000 "$out" >"$RES/producer-w2.log" 2>&1 &
+p2=$!
+wait "$cons"
+crc=$?
+kill -9 "$p2"; wait "$p2" 2>/dev/null
+res=$(tail -n 1 "$RES/consumer-w.log")
+echo "kill -9 write() producer: $res" >>"$RES/summary"
+check "write() producer killed: the consumer goes on ($res)" test "$crc" = 0
+check "...with repeats of the last written frame, none neutral" \
+	grep -qE 'repeats=[1-9][0-9]* neutral=0 ' "$RES/consumer-w.log"
+check "...and real frames from the next write() producer" grep -q 'resumed=1' "$RES/consumer-w.log"
+sleep 0.5
+res=$("$BIN/vctest" consume -n 5 -t 20 "$cap" 2>&1 | tail -n 1)
+echo "new stream after the write() producer died: $res" >>"$RES/summary"
+check "a new capture stream repeats the dead write() producer's last frame ($res)" \
+	grep -qE 'real=1 repeats=4 neutral=0 bad=0' <<<"$res"
+
 exec 7<"$cap"
 check "rmmod fails while a capture node is open" bash -c '! rmmod viacam 2>/dev/null'
 exec 7<&-
