@@ -39,11 +39,11 @@ KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then 
 	else tools/vm/kernels.sh kdir $(KERNEL) 2>/dev/null; fi)
 
 HDRS := $(wildcard tools/common/*.h backend/*.h backend/via/*.h kmod/uapi/*.h)
-PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz
+PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 .PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-quick unit run vm-shell clean \
-	fuzz-nightly stress-nightly
+	fuzz-nightly stress-nightly bench bench-peer
 .DELETE_ON_ERROR:
 
 all: host kmod
@@ -66,6 +66,7 @@ $(eval $(call prog,viacamctl,tools/viacamctl.c tools/common/ctrlname.c,))
 $(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
 $(eval $(call prog,vcpix,tests/guest/vcpix.c $(BACKENDS_SRC),$(LIBS_BACKENDS)))
 $(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
+$(eval $(call prog,vcbench,tests/guest/vcbench.c,-lpthread))
 
 # Unit tests (cmocka), always with the sanitizers. Each links the sources it tests
 # (test-NAME_SRC).
@@ -154,6 +155,17 @@ run: deps
 	$(MAKE) kernels
 	$(MAKE) host kmod-all
 	tools/run-demo.sh
+
+# make bench: viacam vs Debian's v4l2loopback (built here for each kernel, tools/bench/), side
+# by side in one QEMU guest run per kernel; writes docs/benchmarks.md and docs/benchmarks.png.
+BENCH_KERNELS ?= 6.1 6.12
+bench: deps
+	$(MAKE) kernels VIACAM_KERNELS="$(BENCH_KERNELS)"
+	$(MAKE) host kmod-all bench-peer VIACAM_KERNELS="$(BENCH_KERNELS)"
+	BENCH_KERNELS="$(BENCH_KERNELS)" tools/bench/run.sh
+
+bench-peer:
+	tools/bench/build-peer.sh $(BENCH_KERNELS)
 
 vm-shell: deps
 	$(MAKE) kernels

@@ -48,7 +48,6 @@ struct vc_session {
 	struct vc_prepared *pending;	/* a swap that waits for the stream to stop */
 	bool formats_pending;	/* S_FORMATS said EBUSY: declare again when idle */
 	bool ctrls_pending;	/* S_CTRLS said EBUSY: declare again when the node is closed */
-	bool nodes_pending;	/* node numbers / timeout changed: re-create when idle */
 	int64_t values[VC_MAX_CTRLS];	/* current control values, by cur->ctrls index */
 	unsigned int open;	/* capture file handles, from VIACAM_EVENT_CONSUMERS */
 

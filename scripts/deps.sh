@@ -18,6 +18,9 @@ packages=(
 	clang libclang-rt-14-dev
 	# V4L2 clients used in the guest tests
 	v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good ffmpeg
+	gstreamer1.0-plugins-base-apps yavta
+	# make bench: the plot
+	gnuplot-nox
 	# the peer we measure against
 	v4l2loopback-source
 )

@@ -6,6 +6,8 @@
 #   VIACAM_KERNELS   kernel series to test on (default "6.1 6.12 6.12-rt 6.1-debug")
 #   TEST_MATCH       only run tests whose name matches this extended regex
 #   TEST_SKIP        skip tests whose name matches this extended regex (reported as skipped)
+# A test directory may hold "timeout" (seconds, default 300; tripled on *-debug kernels) and
+# "kernels" (the series it runs on, e.g. "6.1 6.12"; default: every series of the matrix).
 #   VIACAM_TEST_TIMEOUT  seconds: replaces every selected test's own timeout file (for long
 #                    runs such as make fuzz-nightly; still tripled on the *-debug kernels)
 # Test knobs (VIACAM_FUZZ_*, VIACAM_STRESS_*) reach the guest through tools/vm/run.sh.
@@ -85,6 +87,10 @@ if [ "${1:-}" != --unit-only ]; then
 		for dir in tests/integration/TEST-*/; do
 			dir=${dir%/}
 			name=$series/$(basename "$dir")
+			# A test's "kernels" file, when present, names the series it belongs to.
+			if [ -f "$dir/kernels" ] && ! grep -qxF "$series" <(tr ' ' '\n' <"$dir/kernels"); then
+				continue
+			fi
 			selected "$name" || continue
 			res=$out/$series/$(basename "$dir")
 			rm -rf "$res"

@@ -116,9 +116,10 @@ static int open_transport(struct via_backend *b, const struct vc_backend_conf *c
 
 		kv = vc_conf_key(conf, "model_vram_mb");
 		if (kv) {
-			unsigned long mb = strtoul(kv->value, NULL, 10);
+			char *end;
+			unsigned long mb = strtoul(kv->value, &end, 10);
 
-			if (mb < 8 || mb > 512 || (mb & (mb - 1)))
+			if (end == kv->value || *end || mb < 8 || mb > 512 || (mb & (mb - 1)))
 				return vc_err(err, kv->line, -EINVAL,
 					      "bad model_vram_mb '%s' (8..512, a power of two)",
 					      kv->value);
