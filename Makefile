@@ -1,10 +1,13 @@
 # viacam - top-level build.
 #
 #   make            build the kernel module (against KDIR), the daemon and the tools
-#   make run        the main job: bridge + viacamd on conf/viacam.conf (in a QEMU guest here)
+#   make run        the main job: bridge + viacamd on conf/viacam.conf (in a QEMU guest here;
+#                   fetches and builds only what that needs: one kernel, its module, viacamd)
 #   make check      unit tests on the host, then integration tests in QEMU on each kernel of
 #                   the matrix (6.1, 6.12, 6.12-rt, and the self-built 6.1-debug)
-#   make check-quick  the same without 6.12-rt and the debug kernel
+#                   (6.12-rt and 6.1-debug run the locking and lifetime tests)
+#   make check-full   every integration test on every kernel of the matrix
+#   make check-quick  only 6.1 and 6.12
 #   make vm-shell   interactive guest (KERNEL=6.1|6.12) with viacam.ko loaded
 #   make kernels    fetch/re-use the Debian kernels of the test matrix (~/.cache/viacam)
 #   make deps       install the Debian packages the project needs
@@ -42,7 +45,7 @@ HDRS := $(wildcard tools/common/*.h backend/*.h backend/via/*.h kmod/uapi/*.h)
 PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
-.PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-quick unit run vm-shell clean \
+.PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-full check-quick unit run vm-shell clean \
 	fuzz-nightly stress-nightly bench bench-peer
 .DELETE_ON_ERROR:
 
@@ -124,10 +127,23 @@ kernels: deps
 unit: asan
 	tests/run.sh --unit-only
 
-check: deps
-	$(MAKE) kernels
-	$(MAKE) host asan fuzz kmod-all
+# make check: what CI runs (.ci/run). Unit tests, host checks, every integration test on
+# 6.1 and 6.12, and the locking and lifetime tests (streaming, blocking DQBUF, lifecycle,
+# stress, fuzz) on 6.12-rt and the lockdep/KASAN kernel; each test's "ci-kernels" file says
+# where it runs. make check-full runs every test on every kernel. Each phase prints its wall
+# time ("== time ...").
+PHASE := scripts/phase.sh
+check:
+	@$(PHASE) deps scripts/deps.sh
+	@$(PHASE) kernels $(MAKE) --no-print-directory kernels
+	@$(PHASE) build $(MAKE) --no-print-directory host asan fuzz kmod-all
 	tests/run.sh
+
+check-full:
+	@$(PHASE) deps scripts/deps.sh
+	@$(PHASE) kernels $(MAKE) --no-print-directory kernels
+	@$(PHASE) build $(MAKE) --no-print-directory host asan fuzz kmod-all
+	VIACAM_MATRIX=full tests/run.sh
 
 check-quick: deps
 	$(MAKE) kernels VIACAM_KERNELS="6.1 6.12"
@@ -151,10 +167,14 @@ stress-nightly: deps
 	VIACAM_KERNELS="$(NIGHTLY_KERNELS)" TEST_MATCH=TEST-08-stress VIACAM_STRESS_SECONDS=600 \
 		VIACAM_TEST_TIMEOUT=1000 tests/run.sh
 
-run: deps
-	$(MAKE) kernels
-	$(MAKE) host kmod-all
-	tools/run-demo.sh
+# make run builds and fetches only what it uses: the packages of `deps.sh run`, the daemon,
+# viacamctl and the log scanner, and (where the running kernel cannot load the module) one
+# stock kernel (KERNEL, default 6.12) and the module for it; tools/run-demo.sh does the rest.
+RUN_PROGS := $(addprefix $(BUILD)/host/,viacamd viacamctl logscan)
+run:
+	scripts/deps.sh run
+	$(MAKE) $(RUN_PROGS)
+	KERNEL=$(KERNEL) tools/run-demo.sh
 
 # make bench: viacam vs Debian's v4l2loopback (built here for each kernel, tools/bench/), side
 # by side in one QEMU guest run per kernel; writes docs/benchmarks.md and docs/benchmarks.png.

@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# run.sh - the viacam test runner: unit tests on the host, then integration tests in QEMU.
+# run.sh - the viacam test runner: unit tests on the host, then host-side checks and the
+# integration tests in QEMU guests.
 #
 # Usage: tests/run.sh [--unit-only]
 # Environment knobs:
 #   VIACAM_KERNELS   kernel series to test on (default "6.1 6.12 6.12-rt 6.1-debug")
+#   VIACAM_MATRIX    ci (default): each integration test runs on the series of its "ci-kernels"
+#                    file (when it has one), else on every series of VIACAM_KERNELS;
+#                    full: every test on every series (make check-full)
+#   VIACAM_JOBS      guests (and host checks) run at once (default: the number of CPUs, at
+#                    most 2; each guest is one single-threaded TCG process, see tools/vm/run.sh)
 #   TEST_MATCH       only run tests whose name matches this extended regex
 #   TEST_SKIP        skip tests whose name matches this extended regex (reported as skipped)
-# A test directory may hold "timeout" (seconds, default 300; tripled on *-debug kernels) and
-# "kernels" (the series it runs on, e.g. "6.1 6.12"; default: every series of the matrix).
+# A test directory may hold "timeout" (seconds, default 300; tripled on *-debug kernels),
+# "kernels" (the only series it can run on, e.g. "6.1 6.12") and "ci-kernels" (the series it
+# runs on in `make check`; the full matrix ignores it).
 #   VIACAM_TEST_TIMEOUT  seconds: replaces every selected test's own timeout file (for long
 #                    runs such as make fuzz-nightly; still tripled on the *-debug kernels)
 # Test knobs (VIACAM_FUZZ_*, VIACAM_STRESS_*) reach the guest through tools/vm/run.sh.
-# Each test prints one line: PASS/FAIL/SKIP, its name and time. Logs go to build/test-results/.
-# The last line is "N passed, N failed" (", N skipped" when any were skipped); the exit
-# status is 1 when anything failed. A guest that crashes or hangs fails its own test only.
+# Each test prints one line when it ends: PASS/FAIL/SKIP, its name and time. Logs go to
+# build/test-results/. Lines "== time NAME: N s" give each phase's wall time. The last line is
+# "N passed, N failed" (", N skipped" when any were skipped); the exit status is 1 when
+# anything failed. A guest that crashes or hangs fails its own test only.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
@@ -21,6 +29,17 @@ out=$src/build/test-results
 mkdir -p "$out"
 passed=0 failed=0 skipped=0
 failures=()
+matrix=${VIACAM_MATRIX:-ci}
+case "$matrix" in ci|full) ;; *) echo "run.sh: VIACAM_MATRIX must be ci or full, not '$matrix'" >&2; exit 2 ;; esac
+jobs=${VIACAM_JOBS:-$(n=$(nproc); [ "$n" -gt 2 ] && n=2; echo "$n")}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: VIACAM_JOBS must be a positive number" >&2; exit 2; }
+# Durations of earlier runs, so the longest tests start first.
+times_file=${VIACAM_CACHE:-$HOME/.cache/viacam}/test-times
+mkdir -p "$(dirname "$times_file")"
+touch "$times_file"
+run_start=$(date +%s)
+
+phase_time() { echo "== time $1: $2 s"; }
 
 selected() {
 	if [ -n "${TEST_MATCH:-}" ] && ! [[ $1 =~ $TEST_MATCH ]]; then return 1; fi
@@ -49,6 +68,7 @@ result() {
 }
 
 # --- unit tests (host, ASan/UBSan builds) ---
+t0=$(date +%s)
 for t in build/asan/tests/test-*; do
 	[ -x "$t" ] || continue
 	name=unit/$(basename "$t")
@@ -61,60 +81,119 @@ for t in build/asan/tests/test-*; do
 	result "$name" "$rc" $(($(date +%s) - start)) "$log"
 	[ "$rc" = 0 ] || grep -E '^\[  (FAILED|ERROR) |FAIL|error' "$log" | head -n 10 | sed 's/^/     /'
 done
+phase_time unit $(($(date +%s) - t0))
 
 if [ "${1:-}" != --unit-only ]; then
-	# --- harness self-tests (host scripts that boot guests themselves) ---
+	# --- the job list: host checks (scripts that may boot guests themselves) and one fresh
+	# guest per integration test and kernel. A job is "KIND NAME SERIES PATH".
+	joblist=()
 	for t in tests/harness/test-*.sh; do
 		[ -f "$t" ] || continue
 		name=harness/$(basename "$t" .sh)
 		selected "$name" || continue
-		log=$out/harness/$(basename "$t" .sh).log
-		mkdir -p "$(dirname "$log")"
-		start=$(date +%s)
-		bash "$t" "$out/harness/$(basename "$t" .sh)" >"$log" 2>&1
-		rc=$?
-		result "$name" "$rc" $(($(date +%s) - start)) "$log"
-		[ "$rc" = 0 ] || tail -n 5 "$log" | sed 's/^/     /'
+		joblist+=("harness $name - $t")
 	done
-
-	# --- integration tests: one fresh guest per test and kernel ---
 	for series in ${VIACAM_KERNELS:-6.1 6.12 6.12-rt 6.1-debug}; do
 		if [ -z "$(tools/vm/kernels.sh list "$series")" ]; then
-			name=$series/kernel-cache
-			result "$name" 1 0 "(kernel $series is not cached: run make kernels)"
+			result "$series/kernel-cache" 1 0 "(kernel $series is not cached: run make kernels)"
 			continue
 		fi
 		for dir in tests/integration/TEST-*/; do
 			dir=${dir%/}
 			name=$series/$(basename "$dir")
-			# A test's "kernels" file, when present, names the series it belongs to.
 			if [ -f "$dir/kernels" ] && ! grep -qxF "$series" <(tr ' ' '\n' <"$dir/kernels"); then
 				continue
 			fi
+			if [ "$matrix" = ci ] && [ -f "$dir/ci-kernels" ] &&
+				! grep -qxF "$series" <(tr ' ' '\n' <"$dir/ci-kernels"); then
+				continue
+			fi
 			selected "$name" || continue
-			res=$out/$series/$(basename "$dir")
-			rm -rf "$res"
-			mkdir -p "$res"
-			timeout=${VIACAM_TEST_TIMEOUT:-$(cat "$dir/timeout" 2>/dev/null || echo 300)}
-			# lockdep + KASAN under TCG: everything takes about three times as long.
-			case "$series" in *-debug) timeout=$((timeout * 3)) ;; esac
-			start=$(date +%s)
-			tools/vm/run.sh --kernel "$series" --results "$res" --timeout "$timeout" \
-				"$dir/test.sh" >"$res/harness.log" 2>&1
-			rc=$?
-			result "$name" "$rc" $(($(date +%s) - start)) "$res/output.log" "$res/summary"
-			retries=$(cat "$res/boot-retries" 2>/dev/null || echo 0)
-			if [ "$retries" != 0 ]; then
-				echo "     vm: the guest kernel faulted while booting, before the test; booted again ($retries retries):"
-				grep -m4 'vm:  ' "$res/harness.log" | sed 's/^/     /'
-			fi
-			if [ "$rc" != 0 ]; then
-				sed 's/^/     /' "$res/harness.log" | tail -n 8
-				[ -f "$res/output.log" ] && tail -n 15 "$res/output.log" | sed 's/^/     | /'
-			fi
+			joblist+=("guest $name $series $dir")
 		done
 	done
+	# Longest first (the last run's time; unknown ones first of all), so the two job slots
+	# finish together.
+	mapfile -t joblist < <(for j in "${joblist[@]}"; do
+		read -r _ name _ _ <<<"$j"
+		secs=$(awk -v n="$name" '$1 == n { s = $2 } END { print s + 0 }' "$times_file")
+		[ "$secs" = 0 ] && secs=100000
+		printf '%s\t%s\n' "$secs" "$j"
+	done | sort -t$'\t' -k1,1nr -s | cut -f2-)
+
+	# run_job KIND NAME SERIES PATH: runs in the background; leaves rc and secs in its folder.
+	run_job() {
+		local kind=$1 name=$2 series=$3 path=$4 res start rc timeout
+		res=$out/$name
+		rm -rf "$res"
+		mkdir -p "$res"
+		start=$(date +%s)
+		if [ "$kind" = harness ]; then
+			bash "$path" "$res/work" >"$res/output.log" 2>&1
+			rc=$?
+		else
+			timeout=${VIACAM_TEST_TIMEOUT:-$(cat "$path/timeout" 2>/dev/null || echo 300)}
+			# lockdep + KASAN under TCG: everything takes about three times as long.
+			case "$series" in *-debug) timeout=$((timeout * 3)) ;; esac
+			tools/vm/run.sh --kernel "$series" --results "$res" --timeout "$timeout" \
+				"$path/test.sh" >"$res/harness.log" 2>&1
+			rc=$?
+		fi
+		echo $(($(date +%s) - start)) >"$res/secs"
+		echo "$rc" >"$res/rc"
+	}
+	report_job() { # KIND NAME SERIES PATH
+		local kind=$1 name=$2 series=$3 res=$out/$2 rc secs retries
+		rc=$(cat "$res/rc" 2>/dev/null || echo 1)
+		secs=$(cat "$res/secs" 2>/dev/null || echo 0)
+		echo "$name $secs" >>"$times_file"
+		if [ "$kind" = harness ]; then
+			result "$name" "$rc" "$secs" "$res/output.log"
+			[ "$rc" = 0 ] || tail -n 5 "$res/output.log" | sed 's/^/     /'
+			return
+		fi
+		result "$name" "$rc" "$secs" "$res/output.log" "$res/summary"
+		retries=$(cat "$res/boot-retries" 2>/dev/null || echo 0)
+		if [ "$retries" != 0 ]; then
+			echo "     vm: the guest kernel faulted while booting, before the test; booted again ($retries retries):"
+			grep -m4 'vm:  ' "$res/harness.log" | sed 's/^/     /'
+		fi
+		if [ "$rc" != 0 ]; then
+			sed 's/^/     /' "$res/harness.log" | tail -n 8
+			[ -f "$res/output.log" ] && tail -n 15 "$res/output.log" | sed 's/^/     | /'
+		fi
+	}
+
+	t0=$(date +%s)
+	declare -A running=()     # pid -> job
+	declare -A series_secs=() # series -> guest seconds spent on it
+	for job in "${joblist[@]}" ""; do
+		# Wait for a free slot (and, after the last job, for all of them).
+		while [ ${#running[@]} -gt 0 ] && { [ -z "$job" ] || [ ${#running[@]} -ge "$jobs" ]; }; do
+			done_pid=""
+			wait -n -p done_pid "${!running[@]}"
+			[ -n "$done_pid" ] || break
+			read -r kind name series path <<<"${running[$done_pid]}"
+			unset "running[$done_pid]"
+			report_job "$kind" "$name" "$series" "$path"
+			s=$(cat "$out/$name/secs" 2>/dev/null || echo 0)
+			series_secs[$series]=$((${series_secs[$series]:-0} + s))
+		done
+		[ -n "$job" ] || break
+		read -r kind name series path <<<"$job"
+		run_job "$kind" "$name" "$series" "$path" &
+		running[$!]=$job
+	done
+	# Keep the newest time of each test only.
+	awk '{ t[$1] = $2 } END { for (n in t) print n, t[n] }' "$times_file" | sort >"$times_file.new" &&
+		mv "$times_file.new" "$times_file"
+	for s in "${!series_secs[@]}"; do
+		[ "$s" = - ] && phase_time "host checks (sum over jobs)" "${series_secs[$s]}" ||
+			phase_time "kernel $s (sum over its tests)" "${series_secs[$s]}"
+	done
+	phase_time "host checks and integration tests ($jobs at once)" $(($(date +%s) - t0))
 fi
+phase_time "tests/run.sh" $(($(date +%s) - run_start))
 
 [ ${#failures[@]} -eq 0 ] || echo "failed: ${failures[*]}"
 if [ "$skipped" -gt 0 ]; then

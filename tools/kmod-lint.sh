@@ -26,7 +26,7 @@ for series in $("$src/tools/vm/kernels.sh" list | awk '{print $1}'); do
 	out=$(mktemp -d)
 	cp "$src"/kmod/*.[ch] "$src"/kmod/Kbuild "$out/"
 	mkdir -p "$out/uapi" && cp "$src"/kmod/uapi/*.h "$out/uapi/"
-	log=$(make -s -C "$kdir" M="$out" C=2 CHECK="sparse -Wno-declaration-after-statement" modules 2>&1 |
+	log=$(make -s --no-print-directory -C "$kdir" M="$out" C=2 CHECK="sparse -Wno-declaration-after-statement" modules 2>&1 |
 		grep -vE 'Skipping BTF|^make|^\s*$' || true)
 	if [ -n "$log" ]; then
 		echo "$series:"; echo "$log"; rc=1

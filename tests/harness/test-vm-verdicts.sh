@@ -2,7 +2,9 @@
 # test-vm-verdicts.sh - the guest harness turns each kind of bad guest run into a failure:
 # a failing script, a guest that outlives its timeout, a kernel WARNING in the log, and a
 # fault while the kernel boots once retries are used up (one such fault is retried).
-# A passing script passes. Runs on the newest cached kernel (6.12).
+# A passing script passes. The guest loads the cache's modules (with viacam.ko) even when the
+# host root it shares already has /lib/modules/<that release> (a host with the same Debian
+# kernel installed; faked inside the guest, the host is never touched). Runs on the newest cached kernel (6.12).
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}
@@ -41,4 +43,10 @@ grep -q 'booting again (boot retry 1 of' "$work/bootfault.err" && [ "$(cat "$wor
 	{ echo "NOT OK: no boot retry reported"; cat "$work/bootfault.err"; ok=0; }
 VIACAM_VM_INJECT_BOOTFAULT=1 VIACAM_BOOT_RETRIES=0 "$run" --results "$work/bootfault0" "$work/pass.sh" 2>/dev/null
 check "boot-time fault with retries used up" 126 $?
+# The host has this kernel's modules installed (without viacam.ko): modprobe must still find ours.
+printf '#!/bin/bash\nmodprobe viacam || exit 1\ngrep -q "^viacam " /proc/modules || exit 2\nmodprobe vivid || exit 3\nexit 0\n' >"$work/modprobe.sh"
+VIACAM_VM_INJECT_HOSTMODS=1 "$run" --results "$work/hostmods" "$work/modprobe.sh"
+check "modprobe viacam with the host's own /lib/modules/<release>" 0 $?
+grep -q 'faked host modules' "$work/hostmods/console.log" && echo "ok: the host's modules were faked" ||
+	{ echo "NOT OK: the guest did not fake the host's modules"; ok=0; }
 [ "$ok" = 1 ]

@@ -10,6 +10,8 @@
 #   vm_script   script to run (empty: interactive shell on the console)
 #   vm_keep     colon-separated host paths (folders or files) that must stay visible although they lie under /tmp or /run
 #   vm_bootfault  harness self-test only: write a fake kernel BUG line before the boot marker
+#   vm_hostmods   harness self-test only: fake a host that has this kernel's modules installed
+#                 (a /usr/lib/modules/$vm_kver of its own, without viacam.ko)
 # $vm_results/test-env (if there) holds test knobs from the host's environment
 # (VIACAM_FUZZ_*, VIACAM_STRESS_*; see run.sh); it is sourced before the script runs.
 #
@@ -61,9 +63,20 @@ if [ -n "${vm_results:-}" ]; then
 		log "cannot mount the results folder $vm_results"
 fi
 
+# Harness self-test: the host root already has this release's modules (as on a Debian 12
+# machine running the same kernel), made here in the guest's overlay.
+if [ "${vm_hostmods:-0}" = 1 ]; then
+	mkdir -p "/usr/lib/modules/$vm_kver/kernel"
+	: >"/usr/lib/modules/$vm_kver/modules.dep"
+	log "faked host modules in /usr/lib/modules/$vm_kver"
+fi
 # The cached kernel's modules (plus viacam.ko, see the Makefile's modroot) for modprobe.
+# A bind mount, not a symlink: the shared host root may have a /usr/lib/modules/$vm_kver of
+# its own (a host running the same Debian kernel), which must not hide ours.
 if [ -n "${vm_modroot:-}" ] && [ -d "$vm_modroot/lib/modules/$vm_kver" ]; then
-	mkdir -p /usr/lib/modules && ln -sfn "$vm_modroot/lib/modules/$vm_kver" "/usr/lib/modules/$vm_kver"
+	mkdir -p "/usr/lib/modules/$vm_kver"
+	mount --bind "$vm_modroot/lib/modules/$vm_kver" "/usr/lib/modules/$vm_kver" ||
+		log "cannot bind the modules of $vm_kver from $vm_modroot"
 fi
 
 # Find hung tasks sooner than the default 120 s, so a hang fails within the run's timeout.

@@ -83,7 +83,7 @@ fetch_one() {
 	# The kbuild package name is whatever the headers package depends on.
 	kbuild=$(apt-cache depends "linux-headers-$kver" | sed -nE 's/.*Depends: (linux-kbuild-[^ ]+).*/\1/p' | head -n 1)
 	[ -n "$kbuild" ] || die "cannot find the linux-kbuild package of linux-headers-$kver"
-	(cd "$dir/debs" && apt-get download -q "linux-image-$kver-unsigned" "linux-headers-$kver" \
+	(cd "$dir/debs" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "linux-image-$kver-unsigned" "linux-headers-$kver" \
 		"$hdr_common" "$kbuild" >&2) || die "apt-get download failed for $kver"
 	for deb in "$dir"/debs/*.deb; do
 		dpkg -x "$deb" "$dir/root"
