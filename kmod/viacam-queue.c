@@ -47,6 +47,7 @@
  * copy; vb2's write() emulation plus the hand-off would make two). That
  * buffer is then the source for repeats (src_buf) once it is queued again.
  */
+#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
@@ -61,6 +62,24 @@ static bool queue_lock;
 module_param(queue_lock, bool, 0444);
 MODULE_PARM_DESC(queue_lock,
 		 "give each vb2 queue its own lock instead of the node's lock (measurement mode, default off)");
+
+/*
+ * Fault injection for the tests (tests/integration/TEST-13-races): each bit
+ * widens one race window to 200 ms, so that a test can hit it every time.
+ */
+static uint inject;
+module_param(inject, uint, 0644);
+MODULE_PARM_DESC(inject,
+		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, by 200 ms (default 0)");
+
+#define VIACAM_INJECT_WORKER	BIT(0)
+#define VIACAM_INJECT_WRITE	BIT(1)
+
+static void viacam_inject_delay(u32 site)
+{
+	if (READ_ONCE(inject) & site)
+		msleep(200);
+}
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -90,6 +109,20 @@ static bool viacam_sfmt_fits(const struct viacam_streamfmt *src,
 	    src->height != dst->height)
 		return false;
 	return viacam_is_compressed(dst->pixelformat) || src->sizeimage == dst->sizeimage;
+}
+
+/*
+ * Bytes to copy from backend buffer @src into a capture buffer negotiated as
+ * @cap, or 0 when @src cannot supply a whole frame: a buffer prepared before
+ * a format change may be smaller than the format the stream started with.
+ */
+static u32 viacam_src_len(struct viacam_buf *src, const struct viacam_streamfmt *cap)
+{
+	struct vb2_buffer *vb = &src->vb.vb2_buf;
+	u32 len = viacam_is_compressed(cap->pixelformat) ?
+		  vb2_get_plane_payload(vb, 0) : cap->sizeimage;
+
+	return len <= vb2_plane_size(vb, 0) ? len : 0;
 }
 
 /*
@@ -181,7 +214,7 @@ static void viacam_return_list(struct list_head *list, enum vb2_buffer_state sta
 static void viacam_frame_work(struct work_struct *work)
 {
 	struct viacam_cam *cam = container_of(work, struct viacam_cam, frame_work);
-	struct viacam_buf *cap = NULL, *newest = NULL, *buf, *tmp;
+	struct viacam_buf *cap = NULL, *src = NULL, *newest = NULL, *buf, *tmp;
 	LIST_HEAD(done);
 	unsigned long flags;
 	u32 len = 0;
@@ -210,22 +243,24 @@ static void viacam_frame_work(struct work_struct *work)
 	}
 	if (cam->held && !cam->held_delivered &&
 	    viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt)) {
-		cap = viacam_take_cap(cam);
+		len = viacam_src_len(cam->held, &cam->cap_sfmt);
+		cap = len ? viacam_take_cap(cam) : NULL;
 		if (cap) {
 			cam->held_delivered = true;
-			len = vb2_get_plane_payload(&cam->held->vb.vb2_buf, 0);
-			if (!viacam_is_compressed(cam->cap_sfmt.pixelformat))
-				len = cam->cap_sfmt.sizeimage;
+			src = cam->held;
 		}
 	}
 	spin_unlock_irqrestore(&cam->slock, flags);
 
 	/* Frames nobody will see go back to the producer. */
 	viacam_return_list(&done, VB2_BUF_STATE_DONE);
-	/* held stays ours until a stop_streaming, which flushes this worker first. */
+	viacam_inject_delay(VIACAM_INJECT_WORKER);
+	/*
+	 * From @src, not cam->held: the producer's stop_streaming clears held
+	 * without copy_lock, but flushes this worker before it returns @src.
+	 */
 	if (cap)
-		viacam_cap_complete(cam, cap, vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0), len,
-				    false);
+		viacam_cap_complete(cam, cap, vb2_plane_vaddr(&src->vb.vb2_buf, 0), len, false);
 	mutex_unlock(&cam->copy_lock);
 }
 
@@ -260,10 +295,10 @@ static void viacam_repeat_work(struct work_struct *work)
 	cap = viacam_take_cap(cam);
 	if (cap) {
 		len = cam->cap_sfmt.sizeimage;
-		if (cam->held && viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt)) {
+		if (cam->held && viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt) &&
+		    viacam_src_len(cam->held, &cam->cap_sfmt)) {
 			src = vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0);
-			if (viacam_is_compressed(cam->cap_sfmt.pixelformat))
-				len = vb2_get_plane_payload(&cam->held->vb.vb2_buf, 0);
+			len = viacam_src_len(cam->held, &cam->cap_sfmt);
 		} else if (cam->src_buf && (cam->src_ready || cap == cam->src_buf)) {
 			/* A direct write's frame, in a buffer that is ours again. */
 			src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
@@ -532,8 +567,10 @@ static void out_buf_queue(struct vb2_buffer *vb)
 		cam->copies++;
 	if (cam->out_active && list_empty(&cam->out_pending) &&
 	    (!cam->held || cam->held_delivered) &&
-	    viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt))
-		cap = viacam_take_cap(cam);
+	    viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt)) {
+		len = viacam_src_len(buf, &cam->cap_sfmt);
+		cap = len ? viacam_take_cap(cam) : NULL;
+	}
 	if (cap) {
 		old = cam->held;
 		cam->held = buf;
@@ -541,8 +578,6 @@ static void out_buf_queue(struct vb2_buffer *vb)
 		cam->src_buf = NULL;
 		cam->last_in = ktime_get();
 		cam->repeating = false;
-		len = viacam_is_compressed(cam->cap_sfmt.pixelformat) ?
-		      vb2_get_plane_payload(vb, 0) : cam->cap_sfmt.sizeimage;
 	} else {
 		list_add_tail(&buf->list, &cam->out_pending);
 		kick = cam->out_active;
@@ -627,9 +662,10 @@ static const struct vb2_ops viacam_out_qops = {
  * frame can go straight into it. Called with the backend queue's lock and
  * cam->lock held; returns the buffer with copy_lock held, or NULL (vb2's
  * write() emulation takes the frame, in order behind what it holds).
+ * Nothing else changes until the copy has succeeded (viacam_write_fill).
  */
 static struct viacam_buf *viacam_write_take(struct viacam_cam *cam, struct file *file,
-					    size_t count, struct viacam_buf **old)
+					    size_t count)
 {
 	struct vb2_queue *q = &cam->out_q;
 	struct viacam_streamfmt sfmt;
@@ -653,47 +689,58 @@ static struct viacam_buf *viacam_write_take(struct viacam_cam *cam, struct file 
 	if (list_empty(&cam->out_pending) && (!cam->held || cam->held_delivered) &&
 	    viacam_sfmt_fits(&sfmt, &cam->cap_sfmt))
 		cap = viacam_take_cap(cam);
-	if (cap) {
-		*old = cam->held;
-		cam->held = NULL;
-		cam->src_buf = NULL;
-		cam->frames_in++;
-		cam->out_sequence++;
-		cam->last_in = ktime_get();
-		cam->repeating = false;
-		cam->wr_direct = true;
-	}
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (!cap)
 		mutex_unlock(&cam->copy_lock);
 	return cap;
 }
 
-/* Copy the frame into @cap (copy_lock held, no other lock) and complete it. */
+/*
+ * Copy the frame into @cap (copy_lock held, no other lock) and complete it.
+ * The capture stream may have stopped meanwhile: its stop_streaming then
+ * waits for copy_lock, and @cap is no longer on any list of ours. On success
+ * the frame replaces the held one, which is returned in @old.
+ */
 static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
-				 const char __user *ubuf, size_t count)
+				 const char __user *ubuf, size_t count,
+				 struct viacam_buf **old)
 {
 	struct vb2_buffer *vb = &cap->vb.vb2_buf;
 	unsigned long flags;
+	bool failed;
 
-	if (copy_from_user(vb2_plane_vaddr(vb, 0), ubuf, count)) {
+	viacam_inject_delay(VIACAM_INJECT_WRITE);
+	failed = copy_from_user(vb2_plane_vaddr(vb, 0), ubuf, count);
+	spin_lock_irqsave(&cam->slock, flags);
+	if (failed) {
 		/* Nothing was taken since (copy_lock): undo the take. */
-		spin_lock_irqsave(&cam->slock, flags);
-		list_add(&cap->list, &cam->cap_queued);
-		cam->cap_sequence--;
-		cam->frames_in--;
+		if (cam->cap_active) {
+			list_add(&cap->list, &cam->cap_queued);
+			cam->cap_sequence--;
+			cap = NULL;
+		}
 		spin_unlock_irqrestore(&cam->slock, flags);
+		/* A stopped stream's buffer goes back to vb2 as its stop wants it. */
+		if (cap)
+			vb2_buffer_done(vb, VB2_BUF_STATE_ERROR);
 		return -EFAULT;
 	}
+	*old = cam->held;
+	cam->held = NULL;
+	cam->frames_in++;
+	cam->out_sequence++;
+	cam->last_in = ktime_get();
+	cam->repeating = false;
+	cam->wr_direct = true;
+	cam->frames_out++;
+	cam->copies++;
+	/* The repeat source, unless the stream stopped (which cleared it). */
+	cam->src_buf = cam->cap_active ? cap : NULL;
+	cam->src_ready = false;
+	spin_unlock_irqrestore(&cam->slock, flags);
 	vb2_set_plane_payload(vb, 0, count);
 	cap->vb.field = V4L2_FIELD_NONE;
 	vb->timestamp = ktime_get_ns();
-	spin_lock_irqsave(&cam->slock, flags);
-	cam->frames_out++;
-	cam->copies++;
-	cam->src_buf = cap;
-	cam->src_ready = false;
-	spin_unlock_irqrestore(&cam->slock, flags);
 	vb2_buffer_done(vb, VB2_BUF_STATE_DONE);
 	return count;
 }
@@ -710,7 +757,7 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
 	struct viacam_cam *cam = video_drvdata(file);
 	struct vb2_queue *q = &cam->out_q;
 	struct viacam_buf *cap = NULL, *old = NULL;
-	ssize_t ret;
+	ssize_t ret = 0;
 
 	if (mutex_lock_interruptible(q->lock))
 		return -ERESTARTSYS;
@@ -720,14 +767,14 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
 	else if (q->owner && q->owner != file->private_data)
 		ret = -EBUSY;
 	else
-		cap = viacam_write_take(cam, file, count, &old);
+		cap = viacam_write_take(cam, file, count);
 	if (cap && !q->owner)
 		q->owner = file->private_data;	/* as vb2_fop_write() does */
 	viacam_cb_unlock(cam);
 	mutex_unlock(q->lock);
 
 	if (cap) {
-		ret = viacam_write_fill(cam, cap, ubuf, count);
+		ret = viacam_write_fill(cam, cap, ubuf, count, &old);
 		mutex_unlock(&cam->copy_lock);
 		/* A held frame was shown already; the producer gets it back. */
 		if (old)

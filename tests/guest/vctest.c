@@ -22,6 +22,8 @@
  *   vctest stress SECONDS THREADS NODE...
  *       THREADS threads issue random valid ioctls on random NODEs (capture, backend nodes
  *       and /dev/viacam), reopening them now and then, for SECONDS; prints the counts
+ *   vctest race held-stop|write-fault|small-src CAPDEV OUTDEV
+ *       hand-off races, each window made 200 ms wide by viacam's "inject" parameter
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -1150,6 +1152,239 @@ static int cmd_stress(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
+/* ------------------------------------------------------------------------
+ * race: hit a hand-off race window, made 200 ms wide by the module's "inject"
+ * parameter, every time (tests/integration/TEST-13-races)
+ */
+
+static void set_inject(unsigned int bits)
+{
+	FILE *f = fopen("/sys/module/viacam/parameters/inject", "w");
+
+	if (!f || fprintf(f, "%u\n", bits) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "vctest: cannot set viacam's inject parameter: %s\n",
+			strerror(errno));
+		exit(2);
+	}
+}
+
+static int streamoff(struct stream *s)
+{
+	int t = s->type;
+
+	return xioctl(s->fd, VIDIOC_STREAMOFF, &t) < 0 ? -errno : 0;
+}
+
+/* Wait up to @ms for a buffer on @s (non-blocking fd or not): 0, or -errno. */
+static int dqbuf_wait(struct stream *s, struct v4l2_buffer *b, int ms)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	if (poll(&p, 1, ms) <= 0)
+		return -ETIMEDOUT;
+	return dqbuf(s, b);
+}
+
+/*
+ * held-stop: the worker has taken a capture buffer to fill from the held
+ * backend frame when the producer stops streaming. The copy must finish
+ * from that frame (the producer's stop waits for it).
+ */
+static int race_held_stop(int capfd, int outfd)
+{
+	struct stream cap, out;
+	struct v4l2_buffer b;
+	uint32_t size, counter = 0;
+	double t;
+
+	CHECK(set_out_fmt(outfd, 640, 480, &size) == 0, "producer S_FMT 640x480");
+	if (stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0 ||
+	    stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0)
+		return 1;
+	CHECK(streamon(&cap) == 0 && streamon(&out) == 0, "both nodes stream");
+	/* No capture buffer waits: the frame becomes the held one. */
+	fill_frame(out.mem[0], size, 777);
+	CHECK(qbuf(&out, 0, size) == 0, "producer QBUF frame 777 (no capture buffer waits)");
+	usleep(200000);
+	set_inject(1);
+	CHECK(qbuf(&cap, 0, 0) == 0, "consumer QBUF: the worker takes it and waits 200 ms");
+	usleep(50000);
+	t = now_ms();
+	CHECK(streamoff(&out) == 0, "producer STREAMOFF while the worker copies (%.0f ms)",
+	      now_ms() - t);
+	set_inject(0);
+	int r = dqbuf_wait(&cap, &b, 3000);
+
+	CHECK(r == 0, "consumer DQBUF: %s", r ? strerror(-r) : "a buffer");
+	if (!r) {
+		enum frame_kind k = check_frame(cap.mem[b.index], b.bytesused, &counter);
+
+		CHECK(k == FRAME_REAL && counter == 777 && b.bytesused == size,
+		      "it holds the producer's frame 777 (kind %d, counter %u, %u bytes)",
+		      k, counter, b.bytesused);
+	}
+	streamoff(&cap);
+	stream_unmap(&cap);
+	stream_unmap(&out);
+	return failures ? 1 : 0;
+}
+
+struct write_job {
+	int fd;
+	const void *buf;
+	size_t len;
+	ssize_t ret;
+	int err;
+};
+
+static void *write_main(void *arg)
+{
+	struct write_job *w = arg;
+
+	w->ret = write(w->fd, w->buf, w->len);
+	w->err = errno;
+	return NULL;
+}
+
+/*
+ * write-fault: a write() of a whole frame goes straight into a waiting
+ * capture buffer, but its user memory ends in an unmapped page, and the
+ * consumer stops streaming while the copy is under way. The write fails with
+ * EFAULT, the stop returns every buffer, and the next stream works.
+ */
+static int race_write_fault(int capfd, int outfd)
+{
+	struct stream cap;
+	struct write_job w = { .fd = outfd };
+	struct v4l2_buffer b;
+	pthread_t th;
+	uint32_t size, counter = 0;
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t maplen;
+	uint8_t *mem;
+
+	CHECK(set_out_fmt(outfd, 640, 480, &size) == 0, "producer S_FMT 640x480");
+	if (stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0)
+		return 1;
+	qbuf(&cap, 0, 0);
+	qbuf(&cap, 1, 0);
+	CHECK(streamon(&cap) == 0, "consumer streams, two buffers wait");
+	/* A frame whose last page is not mapped. */
+	maplen = ((size + pg - 1) / pg + 1) * pg;
+	mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return 1;
+	fill_frame(mem, size, 99);
+	munmap(mem + maplen - pg, pg);
+	w.buf = mem + maplen - pg - size + 64;	/* the last 64 bytes are missing */
+	w.len = size;
+	set_inject(2);
+	pthread_create(&th, NULL, write_main, &w);
+	usleep(50000);
+	CHECK(streamoff(&cap) == 0, "consumer STREAMOFF while the write() copies");
+	pthread_join(th, NULL);
+	set_inject(0);
+	CHECK(w.ret < 0 && w.err == EFAULT, "the write() fails with EFAULT (%zd, %s)", w.ret,
+	      w.ret < 0 ? strerror(w.err) : "no error");
+	for (unsigned int i = 0; i < cap.count; i++) {
+		struct v4l2_buffer q = { .index = i, .type = cap.type, .memory = V4L2_MEMORY_MMAP };
+
+		CHECK(xioctl(capfd, VIDIOC_QUERYBUF, &q) == 0 &&
+		      !(q.flags & (V4L2_BUF_FLAG_QUEUED | V4L2_BUF_FLAG_DONE)),
+		      "after STREAMOFF capture buffer %u is the consumer's (flags 0x%x)", i, q.flags);
+	}
+	/* The next stream: every buffer can be queued again and gets a whole frame. */
+	CHECK(qbuf(&cap, 0, 0) == 0 && qbuf(&cap, 1, 0) == 0, "both buffers queue again");
+	CHECK(streamon(&cap) == 0, "consumer STREAMON again");
+	fill_frame(mem, size, 100);
+	w.buf = mem;
+	write_main(&w);
+	CHECK(w.ret == (ssize_t)size, "a good write() of frame 100 (%zd)", w.ret);
+	int r = dqbuf_wait(&cap, &b, 3000);
+
+	CHECK(r == 0 && check_frame(cap.mem[b.index], b.bytesused, &counter) == FRAME_REAL &&
+	      counter == 100, "the consumer gets frame 100 (%s, counter %u)",
+	      r ? strerror(-r) : "ok", counter);
+	streamoff(&cap);
+	stream_unmap(&cap);
+	munmap(mem, maplen - pg);
+	return failures ? 1 : 0;
+}
+
+/*
+ * small-src: backend buffers queued for a small format, then a consumer picks
+ * a bigger declared format and the producer starts streaming with the small
+ * buffers. Their frames must not be read past their end (they do not fit, so
+ * the consumer gets repeats instead).
+ */
+static int race_small_src(int capfd, int outfd)
+{
+	const struct viacam_format decl[] = {
+		{ V4L2_PIX_FMT_YUYV, 320, 240, 1, 30, 0, { 0, 0 } },
+		{ V4L2_PIX_FMT_YUYV, 640, 480, 1, 30, 0, { 0, 0 } },
+	};
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct stream cap, out;
+	struct v4l2_buffer b;
+	uint32_t counter = 0;
+
+	CHECK(set_formats(outfd, decl, 2) == 0, "backend declares YUYV 320x240 and 640x480");
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+	f.fmt.pix.width = 320;
+	f.fmt.pix.height = 240;
+	CHECK(xioctl(capfd, VIDIOC_S_FMT, &f) == 0 && f.fmt.pix.width == 320,
+	      "consumer S_FMT 320x240");
+	if (stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0)
+		return 1;
+	CHECK(out.len[0] < 640 * 480 * 2, "backend buffers sized for 320x240 (%zu bytes)",
+	      out.len[0]);
+	fill_frame(out.mem[0], out.len[0], 5);
+	CHECK(qbuf(&out, 0, 320 * 240 * 2) == 0, "producer QBUF before STREAMON (320x240)");
+	f.fmt.pix.width = 640;
+	f.fmt.pix.height = 480;
+	CHECK(xioctl(capfd, VIDIOC_S_FMT, &f) == 0 && f.fmt.pix.width == 640,
+	      "consumer S_FMT 640x480 (its own queue is idle)");
+	if (stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0)
+		return 1;
+	qbuf(&cap, 0, 0);
+	qbuf(&cap, 1, 0);
+	CHECK(streamon(&cap) == 0, "consumer STREAMON at 640x480");
+	CHECK(streamon(&out) == 0, "producer STREAMON with its 320x240 buffer queued");
+	int r = dqbuf_wait(&cap, &b, 3000);
+	enum frame_kind k = r ? FRAME_BAD : check_frame(cap.mem[b.index], b.bytesused, &counter);
+
+	CHECK(r == 0 && k == FRAME_NEUTRAL && b.bytesused == 640 * 480 * 2,
+	      "the consumer gets a whole neutral repeat, not the short frame (%s, kind %d, %u bytes)",
+	      r ? strerror(-r) : "ok", k, r ? 0 : b.bytesused);
+	streamoff(&cap);
+	streamoff(&out);
+	stream_unmap(&cap);
+	stream_unmap(&out);
+	set_formats(outfd, NULL, 0);
+	return failures ? 1 : 0;
+}
+
+static int cmd_race(int argc, char **argv)
+{
+	int capfd, outfd, ret;
+
+	if (argc != 4)
+		return 2;
+	capfd = xopen(argv[2], O_RDWR | O_NONBLOCK);
+	outfd = xopen(argv[3], O_RDWR);
+	if (!strcmp(argv[1], "held-stop"))
+		ret = race_held_stop(capfd, outfd);
+	else if (!strcmp(argv[1], "write-fault"))
+		ret = race_write_fault(capfd, outfd);
+	else if (!strcmp(argv[1], "small-src"))
+		ret = race_small_src(capfd, outfd);
+	else
+		ret = 2;
+	close(capfd);
+	close(outfd);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1173,8 +1408,10 @@ int main(int argc, char **argv)
 		return cmd_remove_busy(argc, argv);
 	if (!strcmp(argv[0], "stress"))
 		return cmd_stress(argc, argv);
+	if (!strcmp(argv[0], "race"))
+		return cmd_race(argc, argv);
 usage:
 	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
-			"remove-busy ... (see the top of tests/guest/vctest.c)\n");
+			"remove-busy|stress|race ... (see the top of tests/guest/vctest.c)\n");
 	return 2;
 }

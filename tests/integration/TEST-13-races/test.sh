@@ -1,0 +1,23 @@
+#!/bin/bash
+# TEST-13-races: hand-off races that stress and fuzzing did not find, each made certain by the
+# module's fault injection ("inject": a 200 ms delay inside one race window):
+#  - held-stop: the producer stops streaming while the worker copies from its held frame
+#    (was a NULL dereference: the worker read cam->held again after the stop cleared it);
+#  - write-fault: a direct write() whose copy from user space fails while the consumer stops
+#    streaming (was a buffer put back on the stopped queue's list: vb2 WARN, list corruption);
+#  - small-src: backend buffers prepared for a smaller declared format reach a stream of a
+#    bigger one (was a read past the end of the backend buffer).
+. "$(dirname "$0")/../lib.sh"
+load_viacam devices=0
+check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
+for mode in held-stop write-fault small-src; do
+	"$BIN/viacamctl" add --label "race $mode" --timeout 500 >"$RES/add-$mode.log" || die "viacamctl add"
+	id=$(cut -f1 "$RES/add-$mode.log")
+	cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
+	timeout 60 "$BIN/vctest" race "$mode" "$cap" "$out" | tee "$RES/$mode.log"
+	check "race $mode" test "${PIPESTATUS[0]}" = 0
+	"$BIN/viacamctl" remove "$id" || fail "viacamctl remove $id"
+done
+echo 0 >/sys/module/viacam/parameters/inject
+rmmod viacam || fail "rmmod viacam"
+finish
