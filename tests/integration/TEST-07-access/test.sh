@@ -1,6 +1,7 @@
 #!/bin/bash
 # TEST-07-access: with conf/70-viacam.rules applied by a real udevd, a user in the "video"
-# group can capture, but cannot open the backend node or /dev/viacam (EACCES); and even with a
+# group can capture, but cannot open the backend node or /dev/viacam (EACCES); the seat's
+# "uaccess" tag (an ACL for the logged-in user) stays off both; and even with a
 # world-writable /dev/viacam, adding or removing a camera needs CAP_SYS_ADMIN (EPERM).
 . "$(dirname "$0")/../lib.sh"
 cp "$VIACAM_SRC/conf/70-viacam.rules" /etc/udev/rules.d/ || die "install the rules"
@@ -13,6 +14,17 @@ echo "$(ls -l "$cap" "$out" /dev/viacam)" >>"$RES/summary"
 check "capture node is root:video 0660" test "$(stat -c '%U:%G %a' "$cap")" = "root:video 660"
 check "backend node is root:root 0600" test "$(stat -c '%U:%G %a' "$out")" = "root:root 600"
 check "/dev/viacam is root:root 0600" test "$(stat -c '%U:%G %a' /dev/viacam)" = "root:root 600"
+# Debian's 70-uaccess.rules tags every video4linux node "uaccess": logind then gives the
+# user at the seat an ACL on it, whatever its mode. Capture nodes keep the tag (the desktop
+# user's camera); backend nodes and /dev/viacam must not have it. CURRENT_TAGS is what counts:
+# 73-seat-late.rules' TAG=="uaccess" and logind's seat ACLs (sd_device_has_current_tag) look
+# there, while TAGS keeps every tag a device ever had, one taken off again included.
+tags() { udevadm info -q property -n "$1" | sed -n 's/^CURRENT_TAGS=//p'; }
+echo "tags: capture '$(tags "$cap")' backend '$(tags "$out")' control '$(tags /dev/viacam)'" >>"$RES/summary"
+check "Debian's uaccess rule is there to override" test -f /lib/udev/rules.d/70-uaccess.rules
+check "the capture node keeps the seat's uaccess tag ($(tags "$cap"))" grep -q ':uaccess:' <<<"$(tags "$cap")"
+check "the backend node has no uaccess tag ($(tags "$out"))" bash -c "! grep -q ':uaccess:' <<<'$(tags "$out")'"
+check "/dev/viacam has no uaccess tag ($(tags /dev/viacam))" bash -c "! grep -q ':uaccess:' <<<'$(tags /dev/viacam)'"
 useradd -M -N -G video camuser 2>/dev/null || die "useradd"
 as_user() { setpriv --reuid=camuser --regid=nogroup --init-groups -- "$@"; }
 
