@@ -32,9 +32,10 @@ LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih 2>/dev/null) $(LIBS_BAC
 VIA_SRC := backend/via/be-via.c backend/via/via-engine.c backend/via/ov7670.c \
 	backend/via/via-io.c backend/via/via-i2c.c backend/via/via-pci.c backend/via/via-drm.c \
 	backend/via/via-model.c
-BACKENDS_SRC := backend/backends.c backend/pattern.c backend/be-pattern.c backend/y4m.c \
-	backend/be-file.c backend/be-v4l2.c $(VIA_SRC)
-DAEMON_SRC := backend/viacamd.c backend/config.c backend/session.c backend/convert.c \
+BACKENDS_SRC := backend/backends.c backend/text.c backend/pattern.c backend/be-pattern.c \
+	backend/y4m.c backend/be-file.c backend/be-v4l2.c $(VIA_SRC)
+DAEMON_SRC := backend/viacamd.c backend/daemon.c backend/config.c backend/session.c \
+	backend/convert.c \
 	tools/common/ctrlname.c \
 	$(BACKENDS_SRC)
 
@@ -51,7 +52,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 all: host kmod
 
-host: $(addprefix $(BUILD)/host/,$(PROGS))
+host: $(addprefix $(BUILD)/host/,$(PROGS)) $(BUILD)/host/vccompat32
 asan: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/asan/tests/,$(UNIT_TESTS))
 
 # prog NAME, SOURCES, LIBS: an optimized build in build/host and an ASan/UBSan one in build/asan.
@@ -65,15 +66,20 @@ $(BUILD)/asan/$(1): $(2) $(HDRS)
 endef
 $(eval $(call prog,logscan,tools/vm/logscan-main.c tools/common/logscan.c,))
 $(eval $(call prog,viacamd,$(DAEMON_SRC),$(LIBS_DAEMON)))
-$(eval $(call prog,viacamctl,tools/viacamctl.c tools/common/ctrlname.c,))
+$(eval $(call prog,viacamctl,tools/viacamctl.c tools/common/ctrlname.c backend/text.c,))
 $(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
 $(eval $(call prog,vcpix,tests/guest/vcpix.c $(BACKENDS_SRC),$(LIBS_BACKENDS)))
 $(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
 $(eval $(call prog,vcbench,tests/guest/vcbench.c,-lpthread))
+# A 32-bit backend for the compat_ioctl32 test (static: the guest needs no i386 libraries).
+$(BUILD)/host/vccompat32: tests/guest/vccompat.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) -m32 -static $(CFLAGS_BASE) $(CFLAGS_OPT) $(INCLUDES) -o $@ $<
 
 # Unit tests (cmocka), always with the sanitizers. Each links the sources it tests
 # (test-NAME_SRC).
 test-logscan_SRC := tools/common/logscan.c
+test-ctrlname_SRC := tools/common/ctrlname.c
 test-config_SRC := backend/config.c tools/common/ctrlname.c $(BACKENDS_SRC)
 test-config_LIBS := -linih $(LIBS_BACKENDS)
 test-convert_SRC := backend/convert.c $(BACKENDS_SRC)
@@ -89,6 +95,9 @@ test-via-model_SRC := backend/via/via-model.c backend/via/via-io.c backend/via/v
 test-via-model_LIBS := -lm
 test-via_SRC := $(BACKENDS_SRC)
 test-via_LIBS := $(LIBS_BACKENDS)
+test-daemon_SRC := backend/daemon.c backend/session.c backend/config.c backend/convert.c \
+	tools/common/ctrlname.c $(BACKENDS_SRC)
+test-daemon_LIBS := $(LIBS_DAEMON)
 .SECONDEXPANSION:
 $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS)
 	@mkdir -p $(@D)
@@ -99,7 +108,7 @@ $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS)
 FUZZ_TARGETS := fuzz-config fuzz-y4m
 fuzz-config_SRC := backend/config.c tools/common/ctrlname.c $(BACKENDS_SRC)
 fuzz-config_LIBS := -linih $(LIBS_BACKENDS)
-fuzz-y4m_SRC := backend/y4m.c
+fuzz-y4m_SRC := backend/y4m.c backend/text.c
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all
 fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
@@ -165,6 +174,7 @@ stress-nightly: deps
 	$(MAKE) kernels VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
 	$(MAKE) host kmod-all VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
 	VIACAM_KERNELS="$(NIGHTLY_KERNELS)" TEST_MATCH=TEST-08-stress VIACAM_STRESS_SECONDS=600 \
+		VIACAM_STRESS_CHURN=3000 VIACAM_STRESS_KILLS=300 \
 		VIACAM_TEST_TIMEOUT=1000 tests/run.sh
 
 # make run builds and fetches only what it uses: the packages of `deps.sh run`, the daemon,

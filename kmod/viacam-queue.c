@@ -49,6 +49,7 @@
  */
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/version.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -71,6 +72,15 @@ static uint inject;
 module_param(inject, uint, 0644);
 MODULE_PARM_DESC(inject,
 		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, by 200 ms (default 0)");
+
+/*
+ * Buffer memory is vmalloc memory that no cgroup is charged for, and anyone
+ * who may open a capture node may ask for it: cap what one queue may hold.
+ */
+static uint max_queue_mb = 1024;
+module_param(max_queue_mb, uint, 0644);
+MODULE_PARM_DESC(max_queue_mb,
+		 "most memory the buffers of one queue may take, in MiB (default 1024)");
 
 #define VIACAM_INJECT_WORKER	BIT(0)
 #define VIACAM_INJECT_WRITE	BIT(1)
@@ -358,6 +368,67 @@ static void viacam_save_last(struct viacam_cam *cam, const void *src, u32 len,
 }
 
 /* ------------------------------------------------------------------------
+ * Buffer sizes and the memory cap (queue_setup of both queues)
+ */
+
+/* The biggest frame the camera can be switched to. Called with cam->lock held. */
+static u32 viacam_max_frame(struct viacam_cam *cam)
+{
+	struct v4l2_pix_format pix;
+	u32 i, max = cam->fmt.sizeimage;
+
+	lockdep_assert_held(&cam->lock);
+	for (i = 0; i < cam->nformats; i++) {
+		const struct viacam_format *f = &cam->formats[i];
+
+		viacam_fill_pix(&pix, f->pixelformat, f->width, f->height, f->sizeimage);
+		max = max(max, pix.sizeimage);
+	}
+	return max;
+}
+
+static unsigned int viacam_num_buffers(struct vb2_queue *q)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	return vb2_get_num_buffers(q);
+#else
+	return q->num_buffers;
+#endif
+}
+
+/*
+ * Common part of queue_setup: @fmt_size is what the current format needs,
+ * @max_frame the biggest frame the camera offers. REQBUFS gets @fmt_size;
+ * CREATE_BUFS (*nplanes set) may ask for more, up to twice the format or the
+ * biggest frame, whichever is more. *nbuffers is cut so that all buffers of
+ * the queue fit in max_queue_mb; -ENOMEM when not even one does.
+ */
+static int viacam_queue_sizes(struct vb2_queue *q, unsigned int *nbuffers,
+			      unsigned int *nplanes, unsigned int sizes[],
+			      u32 fmt_size, u32 max_frame)
+{
+	u64 budget = (u64)READ_ONCE(max_queue_mb) << 20;
+	unsigned int have = viacam_num_buffers(q);
+	u64 size, fit;
+
+	if (*nplanes) {
+		if (*nplanes != 1 || sizes[0] < fmt_size ||
+		    sizes[0] > max_t(u64, 2ULL * fmt_size, max_frame))
+			return -EINVAL;
+	} else {
+		*nplanes = 1;
+		sizes[0] = fmt_size;
+	}
+	size = PAGE_ALIGN((u64)sizes[0]);
+	fit = div64_u64(budget, size);
+	if (fit <= have)
+		return -ENOMEM;
+	if (*nbuffers > fit - have)
+		*nbuffers = fit - have;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
  * Capture queue (consumer side)
  */
 
@@ -366,16 +437,13 @@ static int cap_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   struct device *alloc_devs[])
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
-	u32 size;
+	u32 size, max_frame;
 
 	viacam_cb_lock(cam);
 	size = cam->fmt.sizeimage;
+	max_frame = viacam_max_frame(cam);
 	viacam_cb_unlock(cam);
-	if (*nplanes)
-		return sizes[0] < size ? -EINVAL : 0;
-	*nplanes = 1;
-	sizes[0] = size;
-	return 0;
+	return viacam_queue_sizes(q, nbuffers, nplanes, sizes, size, max_frame);
 }
 
 static int cap_buf_prepare(struct vb2_buffer *vb)
@@ -496,19 +564,16 @@ static int out_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   struct device *alloc_devs[])
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
-	u32 size;
+	u32 size, max_frame;
 
 	viacam_cb_lock(cam);
 	size = cam->fmt.sizeimage;
+	max_frame = viacam_max_frame(cam);
 	viacam_cb_unlock(cam);
 	/* One buffer stays with the bridge (held): the producer needs another. */
 	if (*nbuffers < 2)
 		*nbuffers = 2;
-	if (*nplanes)
-		return sizes[0] < size ? -EINVAL : 0;
-	*nplanes = 1;
-	sizes[0] = size;
-	return 0;
+	return viacam_queue_sizes(q, nbuffers, nplanes, sizes, size, max_frame);
 }
 
 static int out_buf_prepare(struct vb2_buffer *vb)

@@ -8,6 +8,7 @@
  * ioctls, and open/release take it themselves) unless it says otherwise.
  * None of them waits for user space: requests are stored and forwarded.
  */
+#include <linux/compat.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -471,6 +472,13 @@ static int viacam_s_ctrls(struct viacam_cam *cam, struct viacam_ctrls *arg)
 			u64 step = c->type == V4L2_CTRL_TYPE_MENU ?
 				viacam_menu_skip_mask(c) : c->step;
 
+			/*
+			 * A button has no range (v4l2_ctrl_modify_range refuses it):
+			 * nothing to update. Every other type was validated above,
+			 * so no control can fail after earlier ones changed.
+			 */
+			if (c->type == V4L2_CTRL_TYPE_BUTTON)
+				continue;
 			if (!ctrl || v4l2_ctrl_modify_range(ctrl, c->minimum, c->maximum, step,
 							    c->default_value)) {
 				ret = -EINVAL;	/* validated above: cannot happen */
@@ -1060,6 +1068,19 @@ const struct v4l2_file_operations viacam_cap_fops = {
 	.unlocked_ioctl	= video_ioctl2,
 };
 
+#ifdef CONFIG_COMPAT
+/*
+ * 32-bit backends: the V4L2 core converts the standard ioctls and passes the
+ * private ones here. Their structs are laid out alike for 32- and 64-bit
+ * callers (fixed-width fields, 64-bit members at 8-byte offsets, user
+ * pointers as __u64), so only the argument pointer needs converting.
+ */
+static long viacam_compat_ioctl32(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return video_ioctl2(file, cmd, (unsigned long)compat_ptr(arg));
+}
+#endif
+
 const struct v4l2_file_operations viacam_out_fops = {
 	.owner		= THIS_MODULE,
 	.open		= v4l2_fh_open,
@@ -1068,4 +1089,7 @@ const struct v4l2_file_operations viacam_out_fops = {
 	.poll		= vb2_fop_poll,
 	.mmap		= vb2_fop_mmap,
 	.unlocked_ioctl	= video_ioctl2,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl32	= viacam_compat_ioctl32,
+#endif
 };

@@ -28,8 +28,8 @@ run_packages=(
 	ffmpeg
 )
 check_packages=(
-	# the debug kernel's build, unit tests
-	flex bison libssl-dev libcmocka-dev
+	# the debug kernel's build, unit tests, the 32-bit test backend (gcc -m32)
+	flex bison libssl-dev libcmocka-dev gcc-multilib
 	udev passwd
 	# style and static checks of kmod/ (checkpatch.pl comes with the kernel source)
 	sparse linux-source-6.1 perl

@@ -24,6 +24,8 @@
  *       and /dev/viacam), reopening them now and then, for SECONDS; prints the counts
  *   vctest race held-stop|write-fault|small-src CAPDEV OUTDEV
  *       hand-off races, each window made 200 ms wide by viacam's "inject" parameter
+ *   vctest limits CAPDEV OUTDEV
+ *       buffer sizes and the max_queue_mb memory cap of a capture queue
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -724,6 +726,30 @@ static int cmd_declare(int argc, char **argv)
 	CHECK(xioctl(capfd, VIDIOC_QUERYCTRL, &q) == 0 && q.default_value == 100,
 	      "the new default is visible (%d)", q.default_value);
 
+	/*
+	 * A set with a button, re-declared while the capture node is open: a
+	 * button has no range to update, and a failure must not leave the
+	 * controls before it changed.
+	 */
+	struct viacam_ctrl withbtn[2] = { ctrls[0], {
+		.id = V4L2_CID_USER_BASE + 0x1001, .type = V4L2_CTRL_TYPE_BUTTON,
+		.name = "Snapshot" } };
+
+	close(capfd);
+	CHECK(set_ctrls(outfd, withbtn, 2) == 0, "declare brightness and a button");
+	capfd = xopen(argv[1], O_RDWR);
+	withbtn[0].default_value = 90;
+	withbtn[0].maximum = 200;
+	int redecl = set_ctrls(outfd, withbtn, 2);
+
+	q.id = V4L2_CID_BRIGHTNESS;
+	CHECK(redecl == 0 && xioctl(capfd, VIDIOC_QUERYCTRL, &q) == 0 && q.default_value == 90 &&
+	      q.maximum == 200, "the same set with a button takes a new range while open (%s; "
+	      "max %d, default %d)", redecl ? strerror(-redecl) : "ok", q.maximum, q.default_value);
+	close(capfd);
+	CHECK(set_ctrls(outfd, ctrls, 3) == 0, "the 3 controls again");
+	capfd = xopen(argv[1], O_RDWR);
+
 	/* Consumer requests become events. */
 	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 
@@ -1385,6 +1411,83 @@ static int cmd_race(int argc, char **argv)
 	return ret;
 }
 
+/* ------------------------------------------------------------------------
+ * limits: what one consumer may make the kernel allocate
+ */
+
+static void set_param(const char *name, unsigned int val)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/viacam/parameters/%s", name);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%u\n", val) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "vctest: cannot set %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+}
+
+static int create_bufs(int fd, uint32_t count, uint32_t sizeimage, uint32_t *got)
+{
+	struct v4l2_create_buffers cb = { .count = count, .memory = V4L2_MEMORY_MMAP };
+
+	cb.format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	if (xioctl(fd, VIDIOC_G_FMT, &cb.format) < 0)
+		return -errno;
+	cb.format.fmt.pix.sizeimage = sizeimage;
+	if (xioctl(fd, VIDIOC_CREATE_BUFS, &cb) < 0)
+		return -errno;
+	*got = cb.count;
+	return 0;
+}
+
+static int cmd_limits(int argc, char **argv)
+{
+	struct v4l2_requestbuffers rb = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					  .memory = V4L2_MEMORY_MMAP };
+	uint32_t size, got = 0;
+	int capfd, outfd, r;
+
+	if (argc != 3)
+		return 2;
+	capfd = xopen(argv[1], O_RDWR);
+	outfd = xopen(argv[2], O_RDWR);
+	CHECK(set_out_fmt(outfd, 1920, 1080, &size) == 0, "producer S_FMT 1920x1080 (%u bytes)",
+	      size);
+	r = create_bufs(capfd, 1, 512u << 20, &got);
+	CHECK(r == -EINVAL, "CREATE_BUFS of one 512 MiB buffer is refused with EINVAL (%s)",
+	      r ? strerror(-r) : "it was allocated");
+	rb.count = 0;
+	xioctl(capfd, VIDIOC_REQBUFS, &rb);
+	r = create_bufs(capfd, 1, 2 * size, &got);
+	CHECK(r == 0 && got == 1, "CREATE_BUFS of twice the frame size works (%s)",
+	      r ? strerror(-r) : "ok");
+	rb.count = 0;
+	xioctl(capfd, VIDIOC_REQBUFS, &rb);
+
+	set_param("max_queue_mb", 64);
+	rb.count = 32;
+	r = xioctl(capfd, VIDIOC_REQBUFS, &rb) < 0 ? -errno : 0;
+	CHECK(r == 0 && rb.count >= 2 && rb.count <= (64u << 20) / size,
+	      "with max_queue_mb=64, REQBUFS 32 of 1080p gets %u buffers (%s)", rb.count,
+	      r ? strerror(-r) : "ok");
+	r = create_bufs(capfd, 32, size, &got);
+	CHECK(r == -ENOMEM || (r == 0 && got == 0),
+	      "...and CREATE_BUFS beyond the cap gets none (%s, %u)", r ? strerror(-r) : "ok", got);
+	rb.count = 0;
+	xioctl(capfd, VIDIOC_REQBUFS, &rb);
+	set_param("max_queue_mb", 1024);
+	rb.count = 32;
+	CHECK(xioctl(capfd, VIDIOC_REQBUFS, &rb) == 0 && rb.count == 32,
+	      "with the default cap, 32 buffers of 1080p (%u)", rb.count);
+	rb.count = 0;
+	xioctl(capfd, VIDIOC_REQBUFS, &rb);
+	close(capfd);
+	close(outfd);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1410,8 +1513,10 @@ int main(int argc, char **argv)
 		return cmd_stress(argc, argv);
 	if (!strcmp(argv[0], "race"))
 		return cmd_race(argc, argv);
+	if (!strcmp(argv[0], "limits"))
+		return cmd_limits(argc, argv);
 usage:
 	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
-			"remove-busy|stress|race ... (see the top of tests/guest/vctest.c)\n");
+			"remove-busy|stress|race|limits ... (see the top of tests/guest/vctest.c)\n");
 	return 2;
 }
