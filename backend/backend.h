@@ -33,6 +33,14 @@
 #define VC_MAX_MODES VIACAM_MAX_FORMATS
 #define VC_MAX_CTRLS VIACAM_MAX_CTRLS
 
+/*
+ * Frame rates viacamd offers and plays: 1/VC_MIN_FPS_DIV to VC_MAX_FPS frames per second.
+ * The bridge repeats frames at most every millisecond (kmod/viacam-queue.c), and the session
+ * runs one timer per frame: faster than that is a busy loop, slower a camera that looks dead.
+ */
+#define VC_MAX_FPS 1000
+#define VC_MIN_FPS_DIV 60
+
 /* One frame format a backend can produce natively: fourcc x size x interval. */
 struct vc_mode {
 	uint32_t pixelformat;	/* V4L2_PIX_FMT_* */
@@ -72,6 +80,10 @@ struct vc_backend_conf {
 	size_t nsizes;
 	const uint32_t (*intervals)[2];	/* num, den */
 	size_t nintervals;
+	/* The lines of the formats, sizes and rates keys (0: absent), for vc_err() about them. */
+	int formats_line;
+	int sizes_line;
+	int rates_line;
 };
 
 /* Where create()/start() put a message for people: the config line it concerns (0: none). */
@@ -158,6 +170,15 @@ struct vc_backend_ops {
 const struct vc_backend_ops *vc_backend_find(const char *name);
 /* The @i-th registered backend, NULL past the end. */
 const struct vc_backend_ops *vc_backend_at(size_t i);
+
+/*
+ * Whether the bridge takes a tuple of @pixelformat at @width x @height, as its
+ * viacam_check_format() does: 16..8192 each way, even for the 4:2:0 formats (NV12, YUV420,
+ * YVU420). One refused tuple makes the bridge refuse a whole VIACAM_IOC_S_FORMATS.
+ */
+bool vc_format_size_ok(uint32_t pixelformat, uint32_t width, uint32_t height);
+/* Whether an interval of @num/@den seconds is within VC_MIN_FPS_DIV and VC_MAX_FPS. */
+bool vc_interval_ok(uint32_t num, uint32_t den);
 
 /* Frame sizes of the bridge's raw formats (same rules as the module); 0 if unknown. */
 uint32_t vc_bytesperline(uint32_t pixelformat, uint32_t width);

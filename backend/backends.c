@@ -11,6 +11,7 @@
 #include <linux/videodev2.h>
 
 #include "backend.h"
+#include "text.h"
 
 extern const struct vc_backend_ops vc_backend_pattern;
 extern const struct vc_backend_ops vc_backend_file;
@@ -53,13 +54,16 @@ int vc_modes_add(struct vc_modes *modes, const struct vc_mode *m)
 
 int vc_err(struct vc_error *err, int line, int errnum, const char *fmt, ...)
 {
+	char raw[sizeof(err->msg)];
 	va_list ap;
 
 	if (err) {
 		err->line = line;
 		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		vsnprintf(raw, sizeof(raw), fmt, ap);
 		va_end(ap);
+		/* Messages echo values from the config file: no raw control bytes (text.h). */
+		vc_escape(err->msg, sizeof(err->msg), raw, strlen(raw));
 	}
 	return errnum;
 }
@@ -93,6 +97,23 @@ int vc_conf_bool(const struct vc_backend_conf *conf, const char *key, bool *ret,
 	}
 	return vc_err(err, kv->line, -EINVAL, "bad value '%s' for '%s' (yes or no)", kv->value,
 		      key);
+}
+
+bool vc_format_size_ok(uint32_t pixelformat, uint32_t width, uint32_t height)
+{
+	bool yuv420 = pixelformat == V4L2_PIX_FMT_NV12 || pixelformat == V4L2_PIX_FMT_YUV420 ||
+		      pixelformat == V4L2_PIX_FMT_YVU420;
+
+	if (width < VIACAM_MIN_WIDTH || width > VIACAM_MAX_WIDTH || height < VIACAM_MIN_HEIGHT ||
+	    height > VIACAM_MAX_HEIGHT)
+		return false;
+	return !yuv420 || !((width | height) & 1);
+}
+
+bool vc_interval_ok(uint32_t num, uint32_t den)
+{
+	return num && den && (uint64_t)den * VC_MIN_FPS_DIV >= num &&
+	       den <= (uint64_t)VC_MAX_FPS * num;
 }
 
 uint32_t vc_bytesperline(uint32_t pixelformat, uint32_t width)

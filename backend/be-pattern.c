@@ -98,18 +98,20 @@ static int pattern_create(const struct vc_backend_conf *conf, void **ret_priv,
 		pat->nintervals++;
 	}
 	if (!pat->nsizes) {
-		r = vc_err(err, 0, -EINVAL,
+		r = vc_err(err, conf->sizes_line, -EINVAL,
 			   "no usable size: the pattern needs even sizes from %ux%u to %ux%u",
 			   VC_PATTERN_MIN_SIZE, VC_PATTERN_MIN_SIZE, VC_PATTERN_MAX_SIZE,
 			   VC_PATTERN_MAX_SIZE);
 		goto fail;
 	}
 	if (!pat->nintervals) {
-		r = vc_err(err, 0, -EINVAL, "no usable frame interval (both parts must be > 0)");
+		r = vc_err(err, conf->rates_line, -EINVAL,
+			   "no usable frame interval (both parts must be > 0)");
 		goto fail;
 	}
 	if (pat->nsizes * pat->nintervals * NFORMATS > VC_MAX_MODES) {
-		r = vc_err(err, 0, -EINVAL,
+		/* sizes x rates: at the sizes key (the rates key without one) */
+		r = vc_err(err, conf->sizes_line ? conf->sizes_line : conf->rates_line, -EINVAL,
 			   "too many modes: %zu sizes x %zu intervals x %zu formats is more than %d",
 			   pat->nsizes, pat->nintervals, NFORMATS, VC_MAX_MODES);
 		goto fail;

@@ -1,38 +1,120 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * config.c - reads viacamd's configuration file with libinih and checks its generic keys.
+ *
+ * libinih parses, but it names only the first syntax error, reads an indented line as more of
+ * the previous key's value, and has no notion of sections without keys. So our line reader
+ * (reader()) looks at every line first, with libinih's own rules: it reports each bad line at
+ * its line and hands libinih a comment instead, and it starts the sections.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <ini.h>
 #include <linux/videodev2.h>
 
 #include "config.h"
+#include "text.h"
+
+static void msgs_addv(struct vc_msgs *m, int line, const char *prefix, const char *fmt,
+		      va_list ap)
+{
+	char *raw = NULL, *s, **v;
+	int *lines;
+	size_t len;
+
+	if (m->n >= VC_MAX_MSGS) {
+		m->dropped++;
+		return;
+	}
+	if (vasprintf(&raw, fmt, ap) < 0)
+		return;
+	/* Escaped: a message echoes bytes from the file (text.h). At most 4 bytes per byte. */
+	len = strlen(prefix) + strlen(raw) * 4 + 1;
+	s = malloc(len);
+	if (!s) {
+		free(raw);
+		return;
+	}
+	strcpy(s, prefix);
+	vc_escape(s + strlen(prefix), len - strlen(prefix), raw, strlen(raw));
+	free(raw);
+	v = realloc(m->v, (m->n + 1) * sizeof(*v));
+	if (v)
+		m->v = v;
+	lines = realloc(m->lines, (m->n + 1) * sizeof(*lines));
+	if (lines)
+		m->lines = lines;
+	if (!v || !lines) {
+		free(s);
+		return;
+	}
+	m->v[m->n] = s;
+	m->lines[m->n++] = line;
+}
 
 void vc_msgs_add(struct vc_msgs *m, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL, **v;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	msgs_addv(m, 0, "", fmt, ap);
 	va_end(ap);
-	if (!s)
+}
+
+void vc_msgs_add_at(struct vc_msgs *m, const char *path, int line, const char *fmt, ...)
+{
+	char raw[512], prefix[sizeof(raw) * 4];
+	va_list ap;
+
+	/* The path is escaped too: it came from the command line. */
+	snprintf(raw, sizeof(raw), "%s:%d: ", path, line);
+	vc_escape(prefix, sizeof(prefix), raw, strlen(raw));
+	va_start(ap, fmt);
+	msgs_addv(m, line, prefix, fmt, ap);
+	va_end(ap);
+}
+
+struct msg_ref {
+	int line;
+	size_t index;		/* keeps messages of one line in their order */
+	char *text;
+};
+
+static int cmp_msg(const void *a, const void *b)
+{
+	const struct msg_ref *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+void vc_msgs_sort(struct vc_msgs *m)
+{
+	struct msg_ref *refs;
+
+	if (m->n < 2)
 		return;
-	v = realloc(m->v, (m->n + 1) * sizeof(*v));
-	if (!v) {
-		free(s);
-		return;
+	refs = malloc(m->n * sizeof(*refs));
+	if (!refs)
+		return;		/* unsorted, but complete */
+	for (size_t i = 0; i < m->n; i++)
+		refs[i] = (struct msg_ref){ m->lines[i], i, m->v[i] };
+	qsort(refs, m->n, sizeof(*refs), cmp_msg);
+	for (size_t i = 0; i < m->n; i++) {
+		m->v[i] = refs[i].text;
+		m->lines[i] = refs[i].line;
 	}
-	m->v = v;
-	m->v[m->n++] = s;
+	free(refs);
 }
 
 void vc_msgs_free(struct vc_msgs *m)
@@ -40,8 +122,11 @@ void vc_msgs_free(struct vc_msgs *m)
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i]);
 	free(m->v);
+	free(m->lines);
 	m->v = NULL;
+	m->lines = NULL;
 	m->n = 0;
+	m->dropped = 0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -76,14 +161,40 @@ int vc_parse_fourcc(const char *word, uint32_t *ret)
 	return -EINVAL;
 }
 
+/*
+ * @len decimal digits at @s into *@ret, and nothing else: no sign, no blank, no "0x" (strtoul
+ * and sscanf("%u") took "-4294966656" as 640). A number too large for the caller's range
+ * saturates above any range instead of wrapping. false if not only digits.
+ */
+#define DIGITS_MAX 0xffffffffffull
+static bool parse_digits(const char *s, size_t len, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > DIGITS_MAX)
+			v = DIGITS_MAX;
+	}
+	*ret = v;
+	return true;
+}
+
+/* A decimal integer in @lo..@hi; a '-' only where negative values are allowed. */
 static int parse_int(const char *s, long long lo, long long hi, long long *ret)
 {
-	char *end;
+	bool neg = lo < 0 && s[0] == '-';
+	uint64_t u;
 	long long v;
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
+	if (!parse_digits(s + neg, strlen(s + neg), &u) || u > DIGITS_MAX - 1)
+		return -EINVAL;
+	v = neg ? -(long long)u : (long long)u;
+	if (v < lo || v > hi || (neg && !u))	/* "-0" is a typo, not a value */
 		return -EINVAL;
 	*ret = v;
 	return 0;
@@ -103,20 +214,6 @@ static bool parse_bool(const char *s, bool *ret)
 	return false;
 }
 
-/* Splits @value at spaces and commas; calls @fn for each word. Returns the first error. */
-static int for_each_word(const char *value, int (*fn)(const char *word, void *data), void *data)
-{
-	char *copy = strdup(value), *save = NULL;
-	int r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (char *w = strtok_r(copy, " \t,", &save); w && !r; w = strtok_r(NULL, " \t,", &save))
-		r = fn(w, data);
-	free(copy);
-	return r;
-}
-
 /* ---------------------------------------------------------------------------
  * The parser
  */
@@ -127,13 +224,12 @@ struct parse_state {
 	const char *path;
 	int line;		/* counted by our reader */
 	FILE *f;
-	char section[128];
+	size_t bytes;		/* read so far (the file may grow while we read it) */
+	bool stop;		/* a read error or the size limit: no more lines */
 	struct vc_cam_conf *cam;	/* NULL: outside a camera section (or a bad one) */
-	bool bad_section;
 	char seen[64][64];	/* generic keys seen in this section, for duplicates */
 	int seen_line[64];
 	size_t nseen;
-	int first_syntax_error;
 };
 
 #define perr(st, ...) err_at(st, (st)->line, __VA_ARGS__)
@@ -141,117 +237,251 @@ static void err_at(struct parse_state *st, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void err_at(struct parse_state *st, int line, const char *fmt, ...)
 {
-	char buf[512];
+	char buf[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	vc_msgs_add(st->msgs, "%s:%d: %s", st->path, line, buf);
+	vc_msgs_add_at(st->msgs, st->path, line, "%s", buf);
 }
 
 static void begin_section(struct parse_state *st, const char *section);
 
+/*
+ * libinih's find_chars_or_comment(): the first of @chars in @s, or the start of an inline
+ * comment (';' after a blank), or the end of @s.
+ */
+static const char *find_chars_or_comment(const char *s, const char *chars)
+{
+	bool was_space = false;
+
+	while (*s && !(chars && strchr(chars, *s)) && !(was_space && *s == ';')) {
+		was_space = isspace((unsigned char)*s);
+		s++;
+	}
+	return s;
+}
+
+/*
+ * Checks one line as libinih will read it (start-of-line comments ';' and '#', inline ';'
+ * comments, '[' sections, "key = value" or "key: value", a UTF-8 BOM before the first line).
+ * Returns false after reporting a line libinih would get wrong; it is not handed on.
+ */
+static bool check_line(struct parse_state *st, const char *line)
+{
+	const char *p = line, *q, *end;
+
+	if (st->line == 1 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	for (q = p; *q && isspace((unsigned char)*q); q++)
+		;
+	if (!*q || *q == ';' || *q == '#')
+		return true;	/* blank or a comment, indented or not */
+	if (q != p) {
+		/* libinih would append it to the previous key's value ("duplicate key") */
+		perr(st, "indented line: start it at the first column (an indented line would continue the previous key's value)");
+		return false;
+	}
+	if (*p == '[') {
+		char name[128];
+		const char *b = p + 1;
+		size_t len;
+
+		end = find_chars_or_comment(b, "]");
+		if (*end != ']') {
+			perr(st, "syntax error: no ']' closes the section header");
+			return false;
+		}
+		/* Sections are started here, so that one without keys exists too. */
+		while (*b == ' ' || *b == '\t')
+			b++;
+		len = (size_t)(end - b);
+		while (len && (b[len - 1] == ' ' || b[len - 1] == '\t'))
+			len--;
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+		memcpy(name, b, len);
+		name[len] = 0;
+		begin_section(st, name);
+		return true;
+	}
+	end = find_chars_or_comment(p, "=:");
+	if (*end != '=' && *end != ':') {
+		perr(st, "syntax error (expected '[camera NAME]' or 'key = value')");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * libinih's line reader: one line (at most @num - 2 characters and its newline) into @str.
+ * A line that is too long, holds a NUL byte or fails check_line() is reported here and
+ * becomes a comment for libinih.
+ */
 static char *reader(char *str, int num, void *stream)
 {
 	struct parse_state *st = stream;
-	char *r = fgets(str, num, st->f);
+	size_t n = 0, max = (size_t)num - 2;
+	bool any = false, nul = false, too_long = false;
+	int c;
 
-	if (r) {
-		size_t n = strlen(r);
-
-		st->line++;
-		/* A line longer than inih's buffer: inih would read the rest as a new line. */
-		if (n == (size_t)num - 1 && r[n - 1] != '\n' && !feof(st->f)) {
-			int c;
-
-			perr(st, "line too long (at most %d characters)", num - 2);
-			while ((c = fgetc(st->f)) != EOF && c != '\n')
-				;
-			r[0] = '#';	/* make inih ignore the fragment we return */
-			r[1] = 0;
-		} else if (r[0] == '[') {
-			/* Sections are started here, so that one without keys exists too. */
-			char *end = strchr(r, ']'), name[128];
-			const char *b = r + 1;
-			size_t len;
-
-			if (end) {
-				while (*b == ' ' || *b == '\t')
-					b++;
-				len = (size_t)(end - b);
-				while (len && (b[len - 1] == ' ' || b[len - 1] == '\t'))
-					len--;
-				if (len < sizeof(name)) {
-					memcpy(name, b, len);
-					name[len] = 0;
-					begin_section(st, name);
-				}
-			}
+	if (st->stop)
+		return NULL;
+	while ((c = getc(st->f)) != EOF) {
+		any = true;
+		if (++st->bytes > VC_CONF_MAX_SIZE) {
+			vc_msgs_add(st->msgs, "%s: cannot read: it grew beyond %d bytes while it was read",
+				    st->path, VC_CONF_MAX_SIZE);
+			st->stop = true;
+			return NULL;
 		}
+		if (c == '\n')
+			break;
+		if (!c)
+			nul = true;
+		if (n < max)
+			str[n++] = (char)c;
+		else
+			too_long = true;
 	}
-	return r;
+	if (ferror(st->f)) {
+		vc_msgs_add(st->msgs, "%s: cannot read: %s", st->path, strerror(errno));
+		st->stop = true;
+		return NULL;
+	}
+	if (!any)
+		return NULL;
+	st->line++;
+	str[n] = 0;
+	if (too_long)
+		perr(st, "line too long (at most %zu characters)", max);
+	else if (nul)
+		perr(st, "line has a NUL byte (a text file has none)");
+	if (too_long || nul || !check_line(st, str))
+		strcpy(str, "#");	/* make inih ignore it */
+	return str;
 }
 
-static int word_format(const char *w, void *data)
+/* One word of a list: 0, or < 0 after reporting it (-E2BIG: the list is full, stop). */
+typedef int word_fn(struct parse_state *st, const char *word);
+
+/*
+ * Calls @fn for each word of @value (split at blanks and commas), every bad word reported.
+ * Returns the number of bad words.
+ */
+static int for_each_word(struct parse_state *st, const char *value, word_fn *fn)
 {
-	struct vc_cam_conf *c = data;
+	char *copy = strdup(value), *save = NULL;
+	int bad = 0, r;
+
+	if (!copy) {
+		perr(st, "out of memory");
+		return 1;
+	}
+	for (char *w = strtok_r(copy, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		r = fn(st, w);
+		if (r < 0)
+			bad++;
+		if (r == -E2BIG)
+			break;
+	}
+	free(copy);
+	return bad;
+}
+
+static int word_format(struct parse_state *st, const char *w)
+{
+	struct vc_cam_conf *c = st->cam;
 	uint32_t f;
 
-	if (vc_parse_fourcc(w, &f) < 0)
+	if (vc_parse_fourcc(w, &f) < 0) {
+		perr(st, "unknown format '%s' in formats (known: YUYV, UYVY, NV12, YUV420, YVU420, RGB24, BGR24, RGB565, GREY, MJPEG)",
+		     w);
 		return -EINVAL;
-	if (c->nformats >= VC_MAX_LIST)
-		return -E2BIG;
+	}
 	for (size_t i = 0; i < c->nformats; i++)
 		if (c->formats[i] == f)
 			return 0;
+	if (c->nformats >= VC_MAX_LIST) {
+		perr(st, "too many formats (at most %d)", VC_MAX_LIST);
+		return -E2BIG;
+	}
 	c->formats[c->nformats++] = f;
 	return 0;
 }
 
-static int word_size(const char *w, void *data)
+static int word_size(struct parse_state *st, const char *w)
 {
-	struct vc_cam_conf *c = data;
-	unsigned int wd, ht;
-	char tail;
+	struct vc_cam_conf *c = st->cam;
+	const char *x = strchr(w, 'x');
+	uint64_t wd, ht;
 
-	if (sscanf(w, "%ux%u%c", &wd, &ht, &tail) != 2)
+	if (!x || !parse_digits(w, (size_t)(x - w), &wd) ||
+	    !parse_digits(x + 1, strlen(x + 1), &ht)) {
+		perr(st, "bad size '%s' in sizes (WIDTHxHEIGHT in decimal digits, e.g. 640x480)", w);
 		return -EINVAL;
+	}
 	if (wd < VIACAM_MIN_WIDTH || wd > VIACAM_MAX_WIDTH || ht < VIACAM_MIN_HEIGHT ||
-	    ht > VIACAM_MAX_HEIGHT || (wd | ht) & 1)
-		return -ERANGE;
-	if (c->nsizes >= VC_MAX_LIST)
+	    ht > VIACAM_MAX_HEIGHT) {
+		perr(st, "size '%s' in sizes is out of range (%d-%d x %d-%d)", w, VIACAM_MIN_WIDTH,
+		     VIACAM_MAX_WIDTH, VIACAM_MIN_HEIGHT, VIACAM_MAX_HEIGHT);
+		return -EINVAL;
+	}
+	if ((wd | ht) & 1) {
+		perr(st, "size '%s' in sizes is odd (widths and heights must be even)", w);
+		return -EINVAL;
+	}
+	if (c->nsizes >= VC_MAX_LIST) {
+		perr(st, "too many sizes (at most %d)", VC_MAX_LIST);
 		return -E2BIG;
-	c->sizes[c->nsizes][0] = wd;
-	c->sizes[c->nsizes][1] = ht;
+	}
+	c->sizes[c->nsizes][0] = (uint32_t)wd;
+	c->sizes[c->nsizes][1] = (uint32_t)ht;
 	c->nsizes++;
 	return 0;
 }
 
-/* "30", "7.5" (tenths), "30000/1001" frames per second -> interval num/den seconds. */
-static int word_rate(const char *w, void *data)
+/* "30", "7.5" (one decimal digit), "30000/1001" frames per second -> interval num/den s. */
+static int word_rate(struct parse_state *st, const char *w)
 {
-	struct vc_cam_conf *c = data;
-	unsigned int a, b, frac;
-	char tail;
+	struct vc_cam_conf *c = st->cam;
+	const char *slash = strchr(w, '/'), *dot = strchr(w, '.');
+	uint64_t a, b = 1, frac;
+	bool ok;
 
-	if (sscanf(w, "%u/%u%c", &a, &b, &tail) == 2) {
-		/* a/b frames per second */
-	} else if (sscanf(w, "%u.%1u%c", &a, &frac, &tail) == 2) {
-		a = a * 10 + frac;
-		b = 10;
-	} else if (sscanf(w, "%u%c", &a, &tail) == 1) {
-		b = 1;
-	} else {
+	if (slash)
+		ok = parse_digits(w, (size_t)(slash - w), &a) &&
+		     parse_digits(slash + 1, strlen(slash + 1), &b);
+	else if (dot)
+		ok = parse_digits(w, (size_t)(dot - w), &a) &&
+		     parse_digits(dot + 1, strlen(dot + 1), &frac) && strlen(dot + 1) == 1;
+	else
+		ok = parse_digits(w, strlen(w), &a);
+	if (!ok) {
+		perr(st, "bad rate '%s' in rates (frames per second in decimal digits: 30, 7.5 or 30000/1001)",
+		     w);
 		return -EINVAL;
 	}
-	/* 1/60 .. 1000 frames per second */
-	if (!a || !b || (uint64_t)a * 60 < b || a > 1000ull * b || a > 1000000 || b > 1000000)
-		return -ERANGE;
-	if (c->nintervals >= VC_MAX_LIST)
+	if (dot && !slash) {
+		a = a * 10 + frac;	/* a <= DIGITS_MAX: no overflow */
+		b = 10;
+	}
+	if (!a || !b) {
+		perr(st, "rate '%s' in rates has a zero", w);
+		return -EINVAL;
+	}
+	if (a * VC_MIN_FPS_DIV < b || a > (uint64_t)VC_MAX_FPS * b || a > 1000000 || b > 1000000) {
+		perr(st, "rate '%s' in rates is out of range (1/%d to %d frames per second, numbers up to 1000000)",
+		     w, VC_MIN_FPS_DIV, VC_MAX_FPS);
+		return -EINVAL;
+	}
+	if (c->nintervals >= VC_MAX_LIST) {
+		perr(st, "too many rates (at most %d)", VC_MAX_LIST);
 		return -E2BIG;
-	c->intervals[c->nintervals][0] = b;
-	c->intervals[c->nintervals][1] = a;
+	}
+	c->intervals[c->nintervals][0] = (uint32_t)b;
+	c->intervals[c->nintervals][1] = (uint32_t)a;
 	c->nintervals++;
 	return 0;
 }
@@ -274,7 +504,7 @@ static void end_section(struct parse_state *st)
 
 	st->cam = NULL;
 	st->nseen = 0;
-	if (!c)
+	if (!c || !c->backend[0])	/* no camera, or a bad backend name (reported) */
 		return;
 	ops = vc_backend_find(c->backend);
 	if (!ops) {
@@ -326,8 +556,6 @@ static void begin_section(struct parse_state *st, const char *section)
 	char name[128];
 
 	end_section(st);
-	snprintf(st->section, sizeof(st->section), "%s", section);
-	st->bad_section = true;
 	if (strncmp(section, "camera ", 7) != 0) {
 		perr(st, "unknown section [%s] (expected [camera NAME])", section);
 		return;
@@ -364,7 +592,6 @@ static void begin_section(struct parse_state *st, const char *section)
 	c->backend_nr = -1;
 	strcpy(c->backend, "pattern");
 	st->cam = c;
-	st->bad_section = false;
 }
 
 static int parse_nr(const char *value, int *ret)
@@ -381,15 +608,36 @@ static int parse_nr(const char *value, int *ret)
 	return 0;
 }
 
+static void parse_label(struct parse_state *st, const char *value)
+{
+	struct vc_cam_conf *c = st->cam;
+	size_t len = strlen(value);
+	const char *problem = vc_text_problem(value, len);
+
+	c->label_line = st->line;
+	/*
+	 * The label becomes the card name of VIDIOC_QUERYCAP (32 bytes with the NUL), which
+	 * applications show: printable UTF-8 only, and too long is an error, never a label cut
+	 * in the middle of a character.
+	 */
+	if (!*value)
+		perr(st, "label is empty");
+	else if (problem)
+		perr(st, "label '%s' %s (a label is shown as the card name: printable UTF-8 only)",
+		     value, problem);
+	else if (len >= sizeof(c->label))
+		perr(st, "label is too long (%zu bytes; at most %zu)", len, sizeof(c->label) - 1);
+	else
+		strcpy(c->label, value);
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_state *st = user;
 	struct vc_cam_conf *c;
 	long long v;
-	int r;
+	int bad;
 
-	if (strcmp(section, st->section) != 0)	/* a header our reader did not see */
-		begin_section(st, section);
 	if (!name)		/* inih built to call us with name == NULL for a new section */
 		return 1;
 	if (!*section) {
@@ -441,17 +689,14 @@ static int handler(void *user, const char *section, const char *name, const char
 	if (strcmp(name, "label") == 0) {
 		if (check_duplicate(st, name))
 			return 1;
-		if (strlen(value) >= sizeof(c->label))
-			perr(st, "label is too long (at most %zu characters)",
-			     sizeof(c->label) - 1);
-		else if (!*value)
-			perr(st, "label is empty");
-		else
-			strcpy(c->label, value);
+		parse_label(st, value);
 	} else if (strcmp(name, "video_nr") == 0 || strcmp(name, "backend_nr") == 0) {
+		bool video = name[0] == 'v';
+
 		if (check_duplicate(st, name))
 			return 1;
-		if (parse_nr(value, name[0] == 'v' ? &c->video_nr : &c->backend_nr) < 0)
+		*(video ? &c->video_nr_line : &c->backend_nr_line) = st->line;
+		if (parse_nr(value, video ? &c->video_nr : &c->backend_nr) < 0)
 			perr(st, "bad value '%s' for %s (a number 0-255, or auto)", value, name);
 	} else if (strcmp(name, "timeout_ms") == 0) {
 		if (check_duplicate(st, name))
@@ -464,48 +709,40 @@ static int handler(void *user, const char *section, const char *name, const char
 	} else if (strcmp(name, "backend") == 0) {
 		if (check_duplicate(st, name))
 			return 1;
-		if (!valid_name(value))
-			perr(st, "bad backend name '%s'", value);
-		else
-			strcpy(c->backend, value);
 		c->backend_line = st->line;
+		if (!valid_name(value)) {
+			perr(st, "bad backend name '%s'", value);
+			c->backend[0] = 0;	/* end_section() and the backend checks skip it */
+		} else {
+			strcpy(c->backend, value);
+		}
 	} else if (strcmp(name, "formats") == 0) {
 		if (check_duplicate(st, name))
 			return 1;
-		c->nformats = 0;
 		c->formats_line = st->line;
-		r = for_each_word(value, word_format, c);
-		if (r == -E2BIG)
-			perr(st, "too many formats (at most %d)", VC_MAX_LIST);
-		else if (r < 0 || !c->nformats)
-			perr(st, "bad formats '%s' (a list of YUYV, UYVY, NV12, YUV420, YVU420, RGB24, BGR24, RGB565, GREY, MJPEG)",
-			     value);
+		bad = for_each_word(st, value, word_format);
+		if (!bad && !c->nformats)
+			perr(st, "formats is empty (a list of YUYV, UYVY, NV12, YUV420, YVU420, RGB24, BGR24, RGB565, GREY, MJPEG)");
+		if (bad)
+			c->nformats = 0;
 	} else if (strcmp(name, "sizes") == 0) {
 		if (check_duplicate(st, name))
 			return 1;
-		c->nsizes = 0;
 		c->sizes_line = st->line;
-		r = for_each_word(value, word_size, c);
-		if (r == -E2BIG)
-			perr(st, "too many sizes (at most %d)", VC_MAX_LIST);
-		else if (r == -ERANGE)
-			perr(st, "bad sizes '%s' (even widths and heights, %d-%d x %d-%d)", value,
-			     VIACAM_MIN_WIDTH, VIACAM_MAX_WIDTH, VIACAM_MIN_HEIGHT,
-			     VIACAM_MAX_HEIGHT);
-		else if (r < 0 || !c->nsizes)
-			perr(st, "bad sizes '%s' (a list of WIDTHxHEIGHT, e.g. 640x480 320x240)",
-			     value);
+		bad = for_each_word(st, value, word_size);
+		if (!bad && !c->nsizes)
+			perr(st, "sizes is empty (a list of WIDTHxHEIGHT, e.g. 640x480 320x240)");
+		if (bad)
+			c->nsizes = 0;
 	} else if (strcmp(name, "rates") == 0) {
 		if (check_duplicate(st, name))
 			return 1;
-		c->nintervals = 0;
 		c->rates_line = st->line;
-		r = for_each_word(value, word_rate, c);
-		if (r == -E2BIG)
-			perr(st, "too many rates (at most %d)", VC_MAX_LIST);
-		else if (r < 0 || !c->nintervals)
-			perr(st, "bad rates '%s' (frames per second between 1/60 and 1000: 30 15 7.5 30000/1001)",
-			     value);
+		bad = for_each_word(st, value, word_rate);
+		if (!bad && !c->nintervals)
+			perr(st, "rates is empty (frames per second: 30 15 7.5 30000/1001)");
+		if (bad)
+			c->nintervals = 0;
 	} else {
 		/* A backend key: its name is checked at the end of the section. */
 		if (c->nkeys >= VC_MAX_KEYS) {
@@ -515,45 +752,106 @@ static int handler(void *user, const char *section, const char *name, const char
 		c->keys[c->nkeys].key = strdup(name);
 		c->keys[c->nkeys].value = strdup(value);
 		c->keys[c->nkeys].line = st->line;
-		if (!c->keys[c->nkeys].key || !c->keys[c->nkeys].value)
+		if (!c->keys[c->nkeys].key || !c->keys[c->nkeys].value) {
+			free(c->keys[c->nkeys].key);
+			free(c->keys[c->nkeys].value);
 			return 0;
+		}
 		c->nkeys++;
 	}
 	return 1;
 }
 
+/* Clashes between sections, each reported at the key of the later section that clashes. */
 static void check_cross(struct parse_state *st)
 {
 	struct vc_conf *conf = st->conf;
 
 	for (size_t i = 0; i < conf->ncams; i++) {
 		const struct vc_cam_conf *a = &conf->cams[i];
+		int nra[2] = { a->video_nr, a->backend_nr };
+		int la[2] = { a->video_nr_line, a->backend_nr_line };
 
 		for (size_t j = 0; j < i; j++) {
 			const struct vc_cam_conf *b = &conf->cams[j];
+			int nrb[2] = { b->video_nr, b->backend_nr };
+			int lb[2] = { b->video_nr_line, b->backend_nr_line };
 
 			if (strcmp(a->label, b->label) == 0)
-				err_at(st, a->line, "camera '%s' has the label '%s' of camera '%s' (line %d); labels must differ",
-				       a->name, a->label, b->name, b->line);
-			int nra[2] = { a->video_nr, a->backend_nr };
-			int nrb[2] = { b->video_nr, b->backend_nr };
-
+				err_at(st, a->label_line ? a->label_line : a->line,
+				       "camera '%s' has the label '%s' of camera '%s' (line %d); labels must differ",
+				       a->name, a->label, b->name,
+				       b->label_line ? b->label_line : b->line);
 			for (int x = 0; x < 2; x++)
 				for (int y = 0; y < 2; y++)
 					if (nra[x] >= 0 && nra[x] == nrb[y])
-						err_at(st, a->line, "camera '%s' wants /dev/video%d, which camera '%s' (line %d) wants too",
-						       a->name, nra[x], b->name, b->line);
+						err_at(st, la[x], "camera '%s' wants /dev/video%d, which camera '%s' (line %d) wants too",
+						       a->name, nra[x], b->name, lb[y]);
 		}
 		if (a->video_nr >= 0 && a->video_nr == a->backend_nr)
-			err_at(st, a->line, "camera '%s': video_nr and backend_nr are both %d",
-			       a->name, a->video_nr);
+			err_at(st, la[0] > la[1] ? la[0] : la[1],
+			       "camera '%s': video_nr and backend_nr are both %d", a->name,
+			       a->video_nr);
 	}
 }
 
-int vc_conf_load(const char *path, struct vc_conf **ret, struct vc_msgs *msgs)
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" :
+	       S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device" :
+	       S_ISSOCK(mode) ? "a socket" : "not a file";
+}
+
+/*
+ * Opens @path for reading if it is a regular file of at most VC_CONF_MAX_SIZE bytes. A
+ * directory read as "OK, 0 cameras", /dev/zero made the reader spin, /dev/urandom grow
+ * without bound and a FIFO block forever: O_NONBLOCK and fstat() refuse them before a read.
+ */
+static int open_config(const char *path, FILE **ret, struct vc_msgs *msgs)
+{
+	struct stat st;
+	int fd, r;
+
+	*ret = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		vc_msgs_add(msgs, "%s: cannot read: %s", path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		vc_msgs_add(msgs, "%s: cannot read: %s", path, strerror(-r));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		vc_msgs_add(msgs, "%s: cannot read: %s, not a regular file", path,
+			    file_kind(st.st_mode));
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto fail;
+	}
+	if (st.st_size > VC_CONF_MAX_SIZE) {
+		vc_msgs_add(msgs, "%s: cannot read: too big (%lld bytes; a configuration file has at most %d)",
+			    path, (long long)st.st_size, VC_CONF_MAX_SIZE);
+		r = -EFBIG;
+		goto fail;
+	}
+	*ret = fdopen(fd, "r");
+	if (!*ret) {
+		r = -errno;
+		vc_msgs_add(msgs, "%s: cannot read: %s", path, strerror(-r));
+		goto fail;
+	}
+	return 0;
+fail:
+	close(fd);
+	return r;
+}
+
+int vc_conf_parse(const char *path, struct vc_conf **ret, struct vc_msgs *msgs)
 {
 	struct parse_state st = { .path = path, .msgs = msgs };
-	size_t before = msgs->n;
+	size_t before = msgs->n + msgs->dropped;
 	int r;
 
 	*ret = NULL;
@@ -561,28 +859,34 @@ int vc_conf_load(const char *path, struct vc_conf **ret, struct vc_msgs *msgs)
 	if (!st.conf)
 		return -ENOMEM;
 	st.conf->path = strdup(path);
-	st.f = fopen(path, "re");
-	if (!st.f) {
-		r = -errno;
-		vc_msgs_add(msgs, "%s: cannot read: %s", path, strerror(-r));
+	r = open_config(path, &st.f, msgs);
+	if (r < 0) {
 		vc_conf_free(st.conf);
 		return r;
 	}
 	r = ini_parse_stream(reader, &st, handler, &st);
 	end_section(&st);
 	fclose(st.f);
+	/* Our reader reports syntax errors itself; this is in case libinih disagrees. */
 	if (r > 0)
-		vc_msgs_add(msgs, "%s:%d: syntax error (expected '[camera NAME]' or 'key = value')",
-			    path, r);
+		vc_msgs_add_at(msgs, path, r, "syntax error (expected '[camera NAME]' or 'key = value')");
 	else if (r < 0)
 		vc_msgs_add(msgs, "%s: cannot parse (out of memory)", path);
 	check_cross(&st);
-	if (msgs->n != before) {
-		vc_conf_free(st.conf);
-		return -EINVAL;
-	}
 	*ret = st.conf;
-	return 0;
+	return msgs->n + msgs->dropped != before ? -EINVAL : 0;
+}
+
+int vc_conf_load(const char *path, struct vc_conf **ret, struct vc_msgs *msgs)
+{
+	int r = vc_conf_parse(path, ret, msgs);
+
+	vc_msgs_sort(msgs);
+	if (r == -EINVAL) {
+		vc_conf_free(*ret);
+		*ret = NULL;
+	}
+	return r;
 }
 
 void vc_conf_free(struct vc_conf *conf)
@@ -624,6 +928,9 @@ void vc_cam_backend_conf(const struct vc_cam_conf *cam, struct vc_backend_conf *
 	bc->nsizes = cam->nsizes;
 	bc->intervals = (const uint32_t (*)[2])cam->intervals;
 	bc->nintervals = cam->nintervals;
+	bc->formats_line = cam->formats_line;
+	bc->sizes_line = cam->sizes_line;
+	bc->rates_line = cam->rates_line;
 }
 
 bool vc_cam_same_backend(const struct vc_cam_conf *a, const struct vc_cam_conf *b)

@@ -4,8 +4,10 @@
  *
  * One section per camera, "[camera NAME]". Generic keys are checked here; every other key
  * belongs to the camera's backend (its ops->keys list decides) and is checked by the backend's
- * create() when the configuration is applied. Every problem is reported as "FILE:LINE: reason";
- * a file with any problem is refused as a whole. conf/viacam.conf documents each key.
+ * create() when the configuration is applied. Every problem is reported as "FILE:LINE: reason"
+ * at the line of the key that caused it, sorted by line; a file with any problem is refused as
+ * a whole. Only regular files of at most VC_CONF_MAX_SIZE bytes are read. conf/viacam.conf
+ * documents each key.
  */
 #ifndef VIACAM_CONFIG_H
 #define VIACAM_CONFIG_H
@@ -21,6 +23,8 @@
 #define VC_NAME_LEN 32
 #define VC_MAX_LIST 32		/* entries of formats/sizes/rates */
 #define VC_MAX_KEYS 32		/* backend keys of one section */
+#define VC_CONF_MAX_SIZE (1 << 20)	/* bytes: a config file is a few KiB; this is not one */
+#define VC_MAX_MSGS 100		/* messages kept; a binary file would give thousands */
 
 struct vc_ctrl_default {
 	char *name;		/* as v4l2-ctl spells it: "horizontal_flip" */
@@ -31,12 +35,16 @@ struct vc_ctrl_default {
 struct vc_cam_conf {
 	char name[VC_NAME_LEN];	/* the section's NAME */
 	int line;		/* of the section header */
-	char label[VIACAM_LABEL_LEN];	/* default: NAME */
+	char label[VIACAM_LABEL_LEN];	/* default: NAME; UTF-8 without control characters */
+	int label_line;
 	int video_nr;		/* capture node /dev/videoN, -1 = automatic */
+	int video_nr_line;
 	int backend_nr;		/* backend node, -1 = automatic */
+	int backend_nr_line;
 	uint32_t timeout_ms;	/* 0 = the module's default */
-	char backend[VC_NAME_LEN];	/* default "pattern" */
+	char backend[VC_NAME_LEN];	/* default "pattern"; "" after a bad backend name */
 	int backend_line;
+	/* A list with a bad word is kept empty: a backend must not judge half of it. */
 	uint32_t formats[VC_MAX_LIST];
 	size_t nformats;
 	int formats_line;
@@ -58,20 +66,39 @@ struct vc_conf {
 	size_t ncams;
 };
 
-/* A list of messages "FILE:LINE: reason". */
+/*
+ * A list of messages "FILE:LINE: reason", each with its line for sorting (0: about the whole
+ * file). Messages are escaped as they are added (text.h): they echo bytes from the file. At
+ * most VC_MAX_MSGS are kept; @dropped counts the others.
+ */
 struct vc_msgs {
 	char **v;
+	int *lines;
 	size_t n;
+	size_t dropped;
 };
 void vc_msgs_add(struct vc_msgs *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds "PATH:LINE: " and the formatted text. */
+void vc_msgs_add_at(struct vc_msgs *m, const char *path, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Sorts by line; messages of one line keep their order. */
+void vc_msgs_sort(struct vc_msgs *m);
 void vc_msgs_free(struct vc_msgs *m);
 
 /*
- * Reads @path into a new *ret. Returns 0, or -EINVAL with every problem in @msgs (or another
- * negative errno when the file cannot be read, also in @msgs). Backend keys are checked only
- * for their names here (vc_conf_check_backends does the rest).
+ * Reads @path into a new *ret. Returns 0, or -EINVAL with every problem in @msgs, sorted by
+ * line (or another negative errno when the file cannot be read, also in @msgs). Backend keys
+ * are checked only for their names here (vc_prepare() in session.c does the rest).
  */
 int vc_conf_load(const char *path, struct vc_conf **ret, struct vc_msgs *msgs);
+
+/*
+ * Like vc_conf_load(), but on -EINVAL *ret is still set: every camera section that could be
+ * started, with the keys that were good (a bad generic key keeps its default, a list with a
+ * bad word stays empty, a bad backend name leaves backend ""). So that the backends of the
+ * sound sections can be checked in the same pass. Messages are not sorted.
+ */
+int vc_conf_parse(const char *path, struct vc_conf **ret, struct vc_msgs *msgs);
 void vc_conf_free(struct vc_conf *conf);
 
 /* The camera section called @name, or NULL. */

@@ -166,6 +166,14 @@ static void add_offers_for(struct vc_prepared *p, const struct vc_cam_conf *cc, 
 
 		if (!in_sizes(cc, m) || !in_rates(cc, m) || offered(p, f, m))
 			continue;
+		/*
+		 * Nothing the bridge would refuse: one such tuple fails the whole declaration at
+		 * run time (a 33x17 mono clip converted to YUV420), and a rate out of range makes
+		 * a busy timer.
+		 */
+		if (!vc_format_size_ok(f, m->width, m->height) ||
+		    !vc_interval_ok(m->interval_num, m->interval_den))
+			continue;
 		if (m->pixelformat == f)
 			convert = false;
 		else if (!native_has(p, f, m) && vc_convert_possible(m->pixelformat, f) &&
@@ -231,8 +239,8 @@ static int apply_ctrl_defaults(struct vc_prepared *p, const struct vc_cam_conf *
 				 k ? ", " : "", key);
 		}
 		if (!c) {
-			vc_msgs_add(msgs, "%s:%d: camera %s: backend '%s' has no control '%s' (it has: %s)",
-				    path, d->line, cc->name, cc->backend, d->name,
+			vc_msgs_add_at(msgs, path, d->line, "camera %s: backend '%s' has no control '%s' (it has: %s)",
+				    cc->name, cc->backend, d->name,
 				    p->nctrls ? names : "none");
 			r = -EINVAL;
 			continue;
@@ -241,8 +249,8 @@ static int apply_ctrl_defaults(struct vc_prepared *p, const struct vc_cam_conf *
 		    (c->type == V4L2_CTRL_TYPE_MENU && !c->menu[d->value][0]) ||
 		    (c->type == V4L2_CTRL_TYPE_INTEGER && c->step > 1 &&
 		     (uint64_t)(d->value - c->minimum) % c->step)) {
-			vc_msgs_add(msgs, "%s:%d: camera %s: %" PRId64 " is out of range for %s (%" PRId64 "..%" PRId64 ")",
-				    path, d->line, cc->name, d->value, d->name, (int64_t)c->minimum,
+			vc_msgs_add_at(msgs, path, d->line, "camera %s: %" PRId64 " is out of range for %s (%" PRId64 "..%" PRId64 ")",
+				    cc->name, d->value, d->name, (int64_t)c->minimum,
 				    (int64_t)c->maximum);
 			r = -EINVAL;
 			continue;
@@ -266,30 +274,30 @@ int vc_prepare(const struct vc_cam_conf *cc, const char *path, struct vc_prepare
 		return -ENOMEM;
 	p->ops = vc_backend_find(cc->backend);
 	if (!p->ops) {
-		vc_msgs_add(msgs, "%s:%d: camera %s: unknown backend '%s'", path,
-			    cc->backend_line ? cc->backend_line : cc->line, cc->name, cc->backend);
+		vc_msgs_add_at(msgs, path, cc->backend_line ? cc->backend_line : cc->line,
+			       "camera %s: unknown backend '%s'", cc->name, cc->backend);
 		free(p);
 		return -EINVAL;
 	}
 	vc_cam_backend_conf(cc, &bc);
 	r = p->ops->create(&bc, &p->priv, &err);
 	if (r < 0) {
-		vc_msgs_add(msgs, "%s:%d: camera %s: %s", path, err.line ? err.line : cc->line,
-			    cc->name, err.msg[0] ? err.msg : strerror(-r));
+		vc_msgs_add_at(msgs, path, err.line ? err.line : cc->line, "camera %s: %s", cc->name,
+			       err.msg[0] ? err.msg : strerror(-r));
 		free(p);
 		return r;
 	}
 	r = p->ops->describe(p->priv, &p->native);
 	if (r < 0) {
-		vc_msgs_add(msgs, "%s:%d: camera %s: backend '%s' cannot describe its formats: %s",
-			    path, cc->line, cc->name, cc->backend, strerror(-r));
+		vc_msgs_add_at(msgs, path, cc->line, "camera %s: backend '%s' cannot describe its formats: %s",
+			       cc->name, cc->backend, strerror(-r));
 		goto fail;
 	}
 	if (p->ops->controls) {
 		r = p->ops->controls(p->priv, p->ctrls);
 		if (r < 0) {
-			vc_msgs_add(msgs, "%s:%d: camera %s: backend '%s' cannot list its controls: %s",
-				    path, cc->line, cc->name, cc->backend, strerror(-r));
+			vc_msgs_add_at(msgs, path, cc->line, "camera %s: backend '%s' cannot list its controls: %s",
+				       cc->name, cc->backend, strerror(-r));
 			goto fail;
 		}
 		p->nctrls = (size_t)r > VC_MAX_CTRLS ? VC_MAX_CTRLS : (size_t)r;
@@ -300,8 +308,8 @@ int vc_prepare(const struct vc_cam_conf *cc, const char *path, struct vc_prepare
 			   cc->sizes_line ? cc->sizes_line :
 			   cc->rates_line ? cc->rates_line : cc->line;
 
-		vc_msgs_add(msgs, "%s:%d: camera %s: nothing to offer: backend '%s' produces no format, size and rate that the section allows",
-			    path, line, cc->name, cc->backend);
+		vc_msgs_add_at(msgs, path, line, "camera %s: nothing to offer: backend '%s' produces no format, size and rate that the section allows (and the bridge takes)",
+			       cc->name, cc->backend);
 		r = -EINVAL;
 		goto fail;
 	}
@@ -837,7 +845,7 @@ static int on_event(sd_event_source *src, int fd, uint32_t revents, void *userda
  * Life
  */
 
-static int open_node(struct vc_session *s)
+static int open_node(struct vc_session *s, struct vc_error *err)
 {
 	static const uint32_t events[] = {
 		VIACAM_EVENT_STREAM_START, VIACAM_EVENT_STREAM_STOP, VIACAM_EVENT_CTRL,
@@ -851,7 +859,7 @@ static int open_node(struct vc_session *s)
 	if (s->fd < 0) {
 		r = -errno;
 		vc_cam_log(s, "%s: %s", path, strerror(-r));
-		return r;
+		return vc_err(err, 0, r, "%s: %s", path, strerror(-r));
 	}
 	/* The consumer count last, with its initial value: a stream already running shows. */
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
@@ -862,13 +870,19 @@ static int open_node(struct vc_session *s)
 		if (ioctl(s->fd, VIDIOC_SUBSCRIBE_EVENT, &sub) < 0) {
 			r = -errno;
 			vc_cam_log(s, "%s: subscribing to events: %s", path, strerror(-r));
-			return r;
+			return vc_err(err, 0, r, "%s: subscribing to events: %s", path,
+				      strerror(-r));
 		}
 	}
-	return sd_event_add_io(s->event, &s->io, s->fd, EPOLLPRI, on_event, s);
+	r = sd_event_add_io(s->event, &s->io, s->fd, EPOLLPRI, on_event, s);
+	if (r < 0) {
+		vc_cam_log(s, "cannot watch %s: %s", path, strerror(-r));
+		return vc_err(err, 0, r, "cannot watch %s: %s", path, strerror(-r));
+	}
+	return 0;
 }
 
-static int create_camera(struct vc_session *s, uint32_t adopt_id)
+static int create_camera(struct vc_session *s, uint32_t adopt_id, struct vc_error *err)
 {
 	struct viacam_camera c = { 0 };
 
@@ -892,7 +906,8 @@ static int create_camera(struct vc_session *s, uint32_t adopt_id)
 
 		vc_cam_log(s, "/dev/viacam: VIACAM_IOC_ADD: %s%s", strerror(-r),
 			   r == -EPERM ? " (need CAP_SYS_ADMIN)" : "");
-		return r;
+		return vc_err(err, 0, r, "VIACAM_IOC_ADD: %s%s", strerror(-r),
+			      r == -EPERM ? " (need CAP_SYS_ADMIN)" : "");
 	}
 	s->cam = c;
 	vc_cam_log(s, "created camera %u '%s': capture /dev/video%d, backend /dev/video%d", c.id,
@@ -904,13 +919,13 @@ static int create_camera(struct vc_session *s, uint32_t adopt_id)
 	return 0;
 }
 
-static int session_attach(struct vc_session *s, uint32_t adopt_id)
+static int session_attach(struct vc_session *s, uint32_t adopt_id, struct vc_error *err)
 {
-	int r = create_camera(s, adopt_id);
+	int r = create_camera(s, adopt_id, err);
 
 	if (r < 0)
 		return r;
-	r = open_node(s);
+	r = open_node(s, err);
 	if (r < 0)
 		return r;
 	declare_info(s);
@@ -941,7 +956,8 @@ static void session_detach(struct vc_session *s, bool remove)
 }
 
 int vc_session_new(sd_event *event, int ctl_fd, const struct vc_cam_conf *cc,
-		   struct vc_prepared *p, uint32_t adopt_id, struct vc_session **ret)
+		   struct vc_prepared *p, uint32_t adopt_id, struct vc_session **ret,
+		   struct vc_error *err)
 {
 	struct vc_session *s = calloc(1, sizeof(*s));
 	int r;
@@ -949,7 +965,7 @@ int vc_session_new(sd_event *event, int ctl_fd, const struct vc_cam_conf *cc,
 	*ret = NULL;
 	if (!s) {
 		vc_prepared_free(p);
-		return -ENOMEM;
+		return vc_err(err, 0, -ENOMEM, "out of memory");
 	}
 	s->event = event;
 	s->ctl_fd = ctl_fd;
@@ -960,7 +976,7 @@ int vc_session_new(sd_event *event, int ctl_fd, const struct vc_cam_conf *cc,
 	snprintf(s->name, sizeof(s->name), "%s", cc->name);
 	for (size_t i = 0; i < p->nctrls; i++)	/* even if the bridge refuses them */
 		s->values[i] = p->ctrls[i].default_value;
-	r = session_attach(s, adopt_id);
+	r = session_attach(s, adopt_id, err);
 	if (r < 0) {
 		vc_session_free(s, true);
 		return r;

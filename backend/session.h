@@ -44,10 +44,12 @@ struct vc_session;
 
 /*
  * Creates the camera (or adopts camera @adopt_id when it is not VIACAM_ID_AUTO), opens its
- * backend node, declares @p's offer and controls and waits for consumers. Takes @p.
+ * backend node, declares @p's offer and controls and waits for consumers. Takes @p. On
+ * failure (logged) @err (may be NULL) says why in a few words, for the daemon's summary.
  */
 int vc_session_new(sd_event *event, int ctl_fd, const struct vc_cam_conf *cc,
-		   struct vc_prepared *p, uint32_t adopt_id, struct vc_session **ret);
+		   struct vc_prepared *p, uint32_t adopt_id, struct vc_session **ret,
+		   struct vc_error *err);
 
 /* Stops the source and closes the node; with @remove also deletes the camera. */
 void vc_session_free(struct vc_session *s, bool remove);

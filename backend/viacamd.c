@@ -3,11 +3,11 @@
  * viacamd.c - the viacam daemon: one event loop that serves the bridge's cameras.
  *
  * It reads the configuration (config.c), makes one session per camera section (session.c)
- * and keeps them in line with the file: an inotify watch on the file's directory (editors
- * replace files by renaming a temporary one) and SIGHUP trigger a reload. A reload first
- * checks the whole new file - generic keys, then a fresh backend instance for every section
- * whose backend, offer or control defaults changed - and only then applies it; a file with
- * any problem changes nothing and every problem is logged as FILE:LINE: reason.
+ * and keeps them in line with the file (daemon.c): an inotify watch on the file's directory
+ * (editors replace files by renaming a temporary one) and SIGHUP trigger a reload. A reload
+ * first checks the whole new file - generic keys, then a fresh backend instance for every
+ * section whose backend, offer or control defaults changed - and only then applies it; a
+ * file with any problem changes nothing and every problem is logged as FILE:LINE: reason.
  *
  * Cameras outlive the daemon: on SIGTERM the sessions stop their sources and close their
  * nodes, and the bridge keeps consumers alive with repeated frames. The next viacamd adopts
@@ -25,16 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "daemon.h"
 #include "log.h"
-#include "session.h"
 #include "viacam.h"
 
 #define DEFAULT_CONFIG "/etc/viacam/viacam.conf"
@@ -47,15 +45,10 @@ static const char *arg_control = "/dev/viacam";
 static int arg_check;
 
 struct daemon {
-	sd_event *event;
-	int ctl_fd;		/* /dev/viacam */
-	char config_path[PATH_MAX];
+	struct vc_daemon d;	/* the configuration in force and its sessions */
 	char config_dir[PATH_MAX];
 	char config_base[NAME_MAX + 1];
-	struct vc_conf *conf;	/* the configuration in force */
-	struct vc_session *sessions[VC_MAX_CAMERAS];	/* by index of conf->cams */
 	sd_event_source *reload_timer;
-	unsigned long reloads, rejected;
 };
 
 static void help(void)
@@ -137,188 +130,13 @@ static int parse_argv(int argc, char **argv)
 	return 1;
 }
 
-/* ---------------------------------------------------------------------------
- * The state file, read by viacamctl too:
- *   pid PID                      while viacamd runs
- *   camera NAME ID BACKEND       per camera it serves
- */
-
-static uint32_t state_lookup(const char *name)
-{
-	char line[128], n[VC_NAME_LEN + 1];
-	unsigned int id;
-	uint32_t ret = VIACAM_ID_AUTO;
-	FILE *f = fopen(arg_state, "re");
-
-	if (!f)
-		return ret;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "camera %32s %u", n, &id) == 2 && strcmp(n, name) == 0)
-			ret = id;
-	fclose(f);
-	return ret;
-}
-
-static void state_save(struct daemon *d, bool running)
-{
-	char tmp[PATH_MAX + 8], dir[PATH_MAX];
-	FILE *f;
-
-	snprintf(dir, sizeof(dir), "%s", arg_state);
-	mkdir(dirname(dir), 0755);
-	snprintf(tmp, sizeof(tmp), "%s.new", arg_state);
-	f = fopen(tmp, "we");
-	if (!f) {
-		vc_log("cannot write the state file %s: %s (a restarted viacamd adopts cameras by label)",
-		       tmp, strerror(errno));
-		return;
-	}
-	if (running)
-		fprintf(f, "pid %d\n", (int)getpid());
-	for (size_t i = 0; d->conf && i < d->conf->ncams; i++)
-		if (d->sessions[i])
-			fprintf(f, "camera %s %u %s\n", d->conf->cams[i].name,
-				vc_session_camera_id(d->sessions[i]),
-				vc_session_backend_name(d->sessions[i]));
-	if (fclose(f) != 0 || rename(tmp, arg_state) != 0)
-		vc_log("cannot write the state file %s: %s", arg_state, strerror(errno));
-}
-
-/* The id of a camera to adopt for @cc: from the state file, else by label. */
-static uint32_t find_camera(struct daemon *d, const struct vc_cam_conf *cc)
-{
-	struct viacam_list list = { 0 };
-	struct viacam_camera c = { .id = state_lookup(cc->name) };
-
-	if (c.id != VIACAM_ID_AUTO && ioctl(d->ctl_fd, VIACAM_IOC_QUERY, &c) == 0)
-		return c.id;
-	if (ioctl(d->ctl_fd, VIACAM_IOC_LIST, &list) < 0)
-		return VIACAM_ID_AUTO;
-	for (uint32_t i = 0; i < list.count && i < VIACAM_MAX_CAMERAS; i++) {
-		memset(&c, 0, sizeof(c));
-		c.id = list.ids[i];
-		if (ioctl(d->ctl_fd, VIACAM_IOC_QUERY, &c) == 0 &&
-		    strncmp(c.label, cc->label, sizeof(c.label)) == 0)
-			return c.id;
-	}
-	return VIACAM_ID_AUTO;
-}
-
-/* ---------------------------------------------------------------------------
- * Loading and applying a configuration
- */
-
-static void log_msgs(struct vc_msgs *m)
-{
-	for (size_t i = 0; i < m->n; i++)
-		fprintf(stderr, "%s\n", m->v[i]);
-}
-
-/*
- * Loads the file and makes the backends it needs (into @prep, by index of the new conf's
- * cameras; NULL where the running session's backend stays). Returns 0 or -EINVAL after
- * logging every problem.
- */
-static int load_checked(struct daemon *d, struct vc_conf **ret, struct vc_prepared **prep)
-{
-	struct vc_msgs msgs = { 0 };
-	struct vc_conf *conf;
-	int r = vc_conf_load(d->config_path, &conf, &msgs);
-
-	*ret = NULL;
-	if (r < 0) {
-		log_msgs(&msgs);
-		vc_msgs_free(&msgs);
-		return r;
-	}
-	for (size_t i = 0; i < conf->ncams; i++) {
-		const struct vc_cam_conf *cc = &conf->cams[i];
-		const struct vc_cam_conf *old = vc_conf_camera(d->conf, cc->name);
-
-		prep[i] = NULL;
-		if (old && vc_cam_same_backend(old, cc) && vc_cam_same_ctrls(old, cc))
-			continue;
-		if (vc_prepare(cc, d->config_path, &prep[i], &msgs) < 0)
-			r = -EINVAL;
-	}
-	if (r < 0) {
-		log_msgs(&msgs);
-		for (size_t i = 0; i < conf->ncams; i++)
-			vc_prepared_free(prep[i]);
-		vc_conf_free(conf);
-	} else {
-		*ret = conf;
-	}
-	vc_msgs_free(&msgs);
-	return r;
-}
-
-static void apply(struct daemon *d, struct vc_conf *conf, struct vc_prepared **prep)
-{
-	struct vc_session *next[VC_MAX_CAMERAS] = { 0 };
-
-	/* Sections that went away: their cameras go (consumers get ENODEV). */
-	for (size_t i = 0; d->conf && i < d->conf->ncams; i++) {
-		if (d->sessions[i] && !vc_conf_camera(conf, d->conf->cams[i].name)) {
-			vc_log("camera %s: section removed", d->conf->cams[i].name);
-			vc_session_free(d->sessions[i], true);
-			d->sessions[i] = NULL;
-		}
-	}
-	for (size_t i = 0; i < conf->ncams; i++) {
-		const struct vc_cam_conf *cc = &conf->cams[i];
-		struct vc_session *s = NULL;
-
-		for (size_t k = 0; d->conf && k < d->conf->ncams; k++) {
-			if (d->sessions[k] && strcmp(d->conf->cams[k].name, cc->name) == 0) {
-				s = d->sessions[k];
-				d->sessions[k] = NULL;
-			}
-		}
-		if (s) {
-			vc_session_update(s, cc, prep[i]);
-		} else if (prep[i]) {
-			if (vc_session_new(d->event, d->ctl_fd, cc, prep[i], find_camera(d, cc),
-					   &s) < 0)
-				vc_log("camera %s: not served (see above)", cc->name);
-		}
-		prep[i] = NULL;
-		next[i] = s;
-	}
-	vc_conf_free(d->conf);
-	d->conf = conf;
-	memcpy(d->sessions, next, sizeof(next));
-	state_save(d, true);
-}
-
-static int reload(struct daemon *d, const char *why)
-{
-	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
-	struct vc_conf *conf;
-	int r;
-
-	sd_notify(0, "RELOADING=1");
-	vc_log("reloading %s (%s)", d->config_path, why);
-	r = load_checked(d, &conf, prep);
-	if (r < 0) {
-		d->rejected++;
-		vc_log("%s is invalid; the running configuration stays (%zu cameras)",
-		       d->config_path, d->conf ? d->conf->ncams : 0);
-	} else {
-		apply(d, conf, prep);
-		d->reloads++;
-		vc_log("configuration applied: %zu cameras", conf->ncams);
-	}
-	sd_notifyf(0, "READY=1\nSTATUS=%zu cameras; %lu reloads, %lu rejected",
-		   d->conf ? d->conf->ncams : 0, d->reloads, d->rejected);
-	return r;
-}
-
 static int on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
+	struct daemon *d = userdata;
+
 	(void)s;
 	(void)usec;
-	reload(userdata, "the file changed");
+	vc_daemon_reload(&d->d, "the file changed");
 	return 0;
 }
 
@@ -330,7 +148,7 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 	(void)s;
 	if (!ev->len || strcmp(ev->name, d->config_base) != 0)
 		return 0;
-	sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+	sd_event_now(d->d.event, CLOCK_MONOTONIC, &now);
 	sd_event_source_set_time(d->reload_timer, now + RELOAD_DELAY_US);
 	sd_event_source_set_enabled(d->reload_timer, SD_EVENT_ONESHOT);
 	return 0;
@@ -338,9 +156,11 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
+	struct daemon *d = userdata;
+
 	(void)s;
 	(void)si;
-	reload(userdata, "SIGHUP");
+	vc_daemon_reload(&d->d, "SIGHUP");
 	return 0;
 }
 
@@ -356,13 +176,14 @@ static int setup_paths(struct daemon *d)
 {
 	char tmp[PATH_MAX];
 
-	if (!realpath(arg_config, d->config_path)) {
+	d->d.state_path = arg_state;
+	if (!realpath(arg_config, d->d.config_path)) {
 		/* The file may be missing at start only if we are told to check it. */
-		snprintf(d->config_path, sizeof(d->config_path), "%s", arg_config);
+		snprintf(d->d.config_path, sizeof(d->d.config_path), "%s", arg_config);
 	}
-	snprintf(tmp, sizeof(tmp), "%s", d->config_path);
+	snprintf(tmp, sizeof(tmp), "%s", d->d.config_path);
 	snprintf(d->config_dir, sizeof(d->config_dir), "%s", dirname(tmp));
-	snprintf(tmp, sizeof(tmp), "%s", d->config_path);
+	snprintf(tmp, sizeof(tmp), "%s", d->d.config_path);
 	snprintf(d->config_base, sizeof(d->config_base), "%s", basename(tmp));
 	return 0;
 }
@@ -370,11 +191,15 @@ static int setup_paths(struct daemon *d)
 static int check_only(struct daemon *d)
 {
 	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
+	struct vc_msgs msgs = { 0 };
 	struct vc_conf *conf;
+	int r = vc_daemon_check(&d->d, &conf, prep, &msgs);
 
-	if (load_checked(d, &conf, prep) < 0)
+	vc_daemon_log_msgs(&msgs);
+	vc_msgs_free(&msgs);
+	if (r < 0)
 		return EXIT_FAILURE;
-	printf("%s: OK, %zu cameras\n", d->config_path, conf->ncams);
+	printf("%s: OK, %zu cameras\n", d->d.config_path, conf->ncams);
 	for (size_t i = 0; i < conf->ncams; i++) {
 		printf("  %s: backend %s, %zu formats offered\n", conf->cams[i].name,
 		       conf->cams[i].backend, prep[i] ? prep[i]->noffers : 0);
@@ -386,9 +211,11 @@ static int check_only(struct daemon *d)
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .ctl_fd = -1 };
+	struct daemon d = { .d.ctl_fd = -1 };
 	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
+	struct vc_msgs msgs = { 0 };
 	struct vc_conf *conf;
+	char summary[4096];
 	sigset_t mask;
 	int r;
 
@@ -399,8 +226,8 @@ int main(int argc, char **argv)
 	if (arg_check)
 		return check_only(&d);
 
-	d.ctl_fd = open(arg_control, O_RDWR | O_CLOEXEC);
-	if (d.ctl_fd < 0) {
+	d.d.ctl_fd = open(arg_control, O_RDWR | O_CLOEXEC);
+	if (d.d.ctl_fd < 0) {
 		int e = errno;
 
 		vc_log("%s: %s%s", arg_control, strerror(e),
@@ -416,23 +243,23 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	r = sd_event_default(&d.event);
+	r = sd_event_default(&d.d.event);
 	if (r < 0) {
 		vc_log("cannot create the event loop: %s", strerror(-r));
 		return EXIT_FAILURE;
 	}
-	if (sd_event_add_signal(d.event, NULL, SIGTERM, on_signal, NULL) < 0 ||
-	    sd_event_add_signal(d.event, NULL, SIGINT, on_signal, NULL) < 0 ||
-	    sd_event_add_signal(d.event, NULL, SIGHUP, on_sighup, &d) < 0) {
+	if (sd_event_add_signal(d.d.event, NULL, SIGTERM, on_signal, NULL) < 0 ||
+	    sd_event_add_signal(d.d.event, NULL, SIGINT, on_signal, NULL) < 0 ||
+	    sd_event_add_signal(d.d.event, NULL, SIGHUP, on_sighup, &d) < 0) {
 		vc_log("cannot watch signals");
 		return EXIT_FAILURE;
 	}
-	r = sd_event_add_time(d.event, &d.reload_timer, CLOCK_MONOTONIC, UINT64_MAX, 0,
+	r = sd_event_add_time(d.d.event, &d.reload_timer, CLOCK_MONOTONIC, UINT64_MAX, 0,
 			      on_reload_timer, &d);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(d.reload_timer, SD_EVENT_OFF);
 	if (r >= 0)
-		r = sd_event_add_inotify(d.event, NULL, d.config_dir,
+		r = sd_event_add_inotify(d.d.event, NULL, d.config_dir,
 					 IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
 					 IN_CREATE, on_inotify, &d);
 	if (r < 0) {
@@ -440,25 +267,25 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	vc_log("starting with %s", d.config_path);
-	if (load_checked(&d, &conf, prep) < 0) {
-		vc_log("%s is invalid; not starting", d.config_path);
+	vc_log("starting with %s", d.d.config_path);
+	r = vc_daemon_check(&d.d, &conf, prep, &msgs);
+	vc_daemon_log_msgs(&msgs);
+	vc_msgs_free(&msgs);
+	if (r < 0) {
+		vc_log("%s is invalid; not starting", d.d.config_path);
 		return EXIT_FAILURE;
 	}
-	apply(&d, conf, prep);
-	vc_log("ready: %zu cameras", d.conf->ncams);
-	sd_notifyf(0, "READY=1\nSTATUS=%zu cameras", d.conf->ncams);
+	vc_daemon_apply(&d.d, conf, prep);
+	vc_log("ready: %s", vc_daemon_summary(&d.d, summary, sizeof(summary)));
+	sd_notifyf(0, "READY=1\nSTATUS=%zu of %zu cameras served", vc_daemon_served(&d.d),
+		   d.d.conf->ncams);
 
-	r = sd_event_loop(d.event);
+	r = sd_event_loop(d.d.event);
 
-	/* Detach: sources stop, cameras stay (a restarted viacamd adopts them). */
-	state_save(&d, false);
-	for (size_t i = 0; d.conf && i < d.conf->ncams; i++)
-		vc_session_free(d.sessions[i], false);
-	vc_conf_free(d.conf);
+	vc_daemon_stop(&d.d);
 	sd_event_source_unref(d.reload_timer);
-	sd_event_unref(d.event);
-	close(d.ctl_fd);
+	sd_event_unref(d.d.event);
+	close(d.d.ctl_fd);
 	vc_log("stopped");
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -14,6 +14,8 @@
 
 #include <linux/videodev2.h>
 
+#include "backend.h"
+#include "text.h"
 #include "viacam.h"
 #include "y4m.h"
 
@@ -22,7 +24,7 @@
 #define FRAME_TAG "FRAME"
 #define FRAME_TAG_LEN (sizeof(FRAME_TAG) - 1)
 #define MAX_FRAMES (1u << 20)	/* 9.7 hours at 30 frames/s: bounds the index's memory */
-#define SHOW 32			/* at most this many characters of a bad token in messages */
+#define SHOW 32			/* at most this many bytes of a bad token in messages */
 
 static const struct {
 	const char *name;
@@ -49,6 +51,15 @@ static int fail(char *msg, size_t msgsize, int errnum, const char *fmt, ...)
 		va_end(ap);
 	}
 	return errnum;
+}
+
+/*
+ * A bad token for a message: its first SHOW bytes, escaped (text.h). A file's bytes may be
+ * anything; a CR or an escape sequence printed raw would hide or rewrite the message.
+ */
+static const char *shown(const char *v, size_t len, char *buf, size_t size)
+{
+	return vc_escape(buf, size, v, len < SHOW ? len : SHOW);
 }
 
 /* A decimal number of exactly @len digits into *@ret; false if not one or above UINT32_MAX. */
@@ -85,6 +96,8 @@ static bool parse_ratio(const char *s, size_t len, uint32_t *ret_num, uint32_t *
 static int parse_colourspace(const char *v, size_t len, struct vc_y4m_header *h, char *msg,
 			     size_t msgsize)
 {
+	char esc[SHOW * 4 + 1];
+
 	for (size_t i = 0; i < sizeof(colourspaces) / sizeof(colourspaces[0]); i++) {
 		if (strlen(colourspaces[i].name) == len &&
 		    memcmp(colourspaces[i].name, v, len) == 0) {
@@ -94,8 +107,8 @@ static int parse_colourspace(const char *v, size_t len, struct vc_y4m_header *h,
 			return 0;
 		}
 	}
-	return fail(msg, msgsize, -EINVAL, "unsupported colourspace C%.*s (supported: 420jpeg, "
-		    "420paldv, 420mpeg2, 420, 422, mono)", (int)(len < SHOW ? len : SHOW), v);
+	return fail(msg, msgsize, -EINVAL, "unsupported colourspace C%s (supported: 420jpeg, "
+		    "420paldv, 420mpeg2, 420, 422, mono)", shown(v, len, esc, sizeof(esc)));
 }
 
 int vc_y4m_parse_header(const void *buf, size_t len, struct vc_y4m_header *ret,
@@ -118,12 +131,16 @@ int vc_y4m_parse_header(const void *buf, size_t len, struct vc_y4m_header *ret,
 		return fail(msg, msgsize, -EINVAL, "header line is cut off (no newline before the end "
 			    "of the file)");
 	}
+	/* Said plainly: the CR would otherwise stick to the last tag ("bad interlacing Ip"). */
+	if (nl > s && nl[-1] == '\r')
+		return fail(msg, msgsize, -EINVAL, "header line ends in CR LF (a Windows line "
+			    "ending): Y4M lines end in LF only");
 
 	for (p = s + MAGIC_LEN; p < nl;) {
 		const char *end = memchr(p, ' ', (size_t)(nl - p));
 		const char *v = p + 1;
+		char show[SHOW * 4 + 1];
 		size_t vlen;
-		int show;
 
 		if (*p == ' ') {	/* tolerate repeated spaces */
 			p++;
@@ -132,21 +149,27 @@ int vc_y4m_parse_header(const void *buf, size_t len, struct vc_y4m_header *ret,
 		if (!end)
 			end = nl;
 		vlen = (size_t)(end - v);
-		show = (int)(vlen < SHOW ? vlen : SHOW);
+		shown(v, vlen, show, sizeof(show));
 		switch (*p) {
 		case 'W':
 			if (!parse_u32(v, vlen, &h.width))
-				return fail(msg, msgsize, -EINVAL, "bad width W%.*s", show, v);
+				return fail(msg, msgsize, -EINVAL, "bad width W%s", show);
 			have_w = true;
 			break;
 		case 'H':
 			if (!parse_u32(v, vlen, &h.height))
-				return fail(msg, msgsize, -EINVAL, "bad height H%.*s", show, v);
+				return fail(msg, msgsize, -EINVAL, "bad height H%s", show);
 			have_h = true;
 			break;
 		case 'F':
 			if (!parse_ratio(v, vlen, &h.fps_num, &h.fps_den))
-				return fail(msg, msgsize, -EINVAL, "bad frame rate F%.*s", show, v);
+				return fail(msg, msgsize, -EINVAL, "bad frame rate F%s", show);
+			/* F1000000000:1 would make a timer that never sleeps (backend.h) */
+			if ((uint64_t)h.fps_num * VC_MIN_FPS_DIV < h.fps_den ||
+			    h.fps_num > (uint64_t)VC_MAX_FPS * h.fps_den)
+				return fail(msg, msgsize, -EINVAL, "frame rate F%s out of range (1/%d "
+					    "to %d frames per second)", show, VC_MIN_FPS_DIV,
+					    VC_MAX_FPS);
 			have_f = true;
 			break;
 		case 'I':
@@ -155,7 +178,7 @@ int vc_y4m_parse_header(const void *buf, size_t len, struct vc_y4m_header *ret,
 			if (vlen == 1 && (*v == 't' || *v == 'b' || *v == 'm'))
 				return fail(msg, msgsize, -EINVAL,
 					    "interlaced Y4M is not supported (I%c)", *v);
-			return fail(msg, msgsize, -EINVAL, "bad interlacing I%.*s", show, v);
+			return fail(msg, msgsize, -EINVAL, "bad interlacing I%s", show);
 		case 'C':
 			r = parse_colourspace(v, vlen, &h, msg, msgsize);
 			if (r < 0)
@@ -267,6 +290,9 @@ static int index_frames(struct vc_y4m_file *f, const char *path, uint64_t size, 
 			return fail(msg, msgsize, (int)n, "%s: reading frame %zu: %s", path, no,
 				    strerror((int)-n));
 		r = vc_y4m_parse_frame_header(line, (size_t)n, &hl);
+		if (r == -EINVAL && n >= 7 && memcmp(line, FRAME_TAG "\r\n", 7) == 0)
+			return fail(msg, msgsize, -EINVAL, "%s: frame %zu: its FRAME line ends in CR "
+				    "LF (a Windows line ending): Y4M lines end in LF only", path, no);
 		if (r == -EINVAL)
 			return fail(msg, msgsize, -EINVAL, "%s: frame %zu: expected FRAME at byte %llu",
 				    path, no, (unsigned long long)off);

@@ -7,7 +7,8 @@
  *   FRAME[ <params>]\n <planes> ...
  * What is read:
  *   W, H    required, 16..8192 (the bridge's limits)
- *   F       required, frames per second num:den, both > 0
+ *   F       required, frames per second num:den, both > 0, from 1/60 to 1000 frames per
+ *           second (VC_MIN_FPS_DIV, VC_MAX_FPS in backend.h)
  *   I       p or ? (progressive); t, b, m (interlaced) are refused
  *   C       420jpeg, 420paldv, 420mpeg2, 420 (the default when absent): planar 4:2:0, handed on
  *           as V4L2_PIX_FMT_YUV420 unchanged (the chroma siting differences are ignored);
@@ -17,6 +18,8 @@
  *           vc_y4m_unpack(); even width and height required (the bridge's YUYV rule).
  *           Anything else (444, 411, 10-bit, alpha ...) is refused with the supported list.
  *   A, X, unknown tags, and FRAME line parameters are ignored.
+ * Lines end in LF; a CR LF line is refused as such. Bytes of bad tags shown in messages are
+ * escaped (text.h).
  * Frames are numbered from 1 in messages ("frame 1" is the first frame of the file).
  */
 #ifndef VIACAM_Y4M_H

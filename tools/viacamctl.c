@@ -17,6 +17,10 @@
  * v4l2-ctl spells them (brightness, horizontal_flip). `list` shows which viacamd backend
  * serves each camera, from viacamd's state file (--state FILE, default /run/viacamd/cameras).
  * Exit status: 0 on success, 1 when a call failed, 2 on a usage error.
+ *
+ * Every argument is parsed and checked (parse_request) before any device is opened, so a
+ * usage error is never hidden behind a device's error. A node is checked for what it must be:
+ * /dev/viacam answers VIACAM_IOC_VERSION, a CAMERA node is a viacam capture node.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -32,24 +36,29 @@
 #include <unistd.h>
 
 #include "ctrlname.h"
+#include "text.h"
 #include "viacam.h"
 
 static const char *arg_device = "/dev/viacam";
 static const char *arg_state = "/run/viacamd/cameras";
 
-static int open_ctl(void)
-{
-	int fd = open(arg_device, O_RDWR | O_CLOEXEC);
+#define MAX_NAMES 64		/* control names of one get or set */
+#define DRIVER "viacam"		/* the bridge's QUERYCAP driver name */
 
-	if (fd < 0) {
-		int e = errno;
-
-		fprintf(stderr, "viacamctl: %s: %s%s\n", arg_device, strerror(e),
-			e == ENOENT ? " (is the viacam module loaded?)" :
-			e == EACCES ? " (need root)" : "");
-	}
-	return fd;
-}
+/* A parsed command line, complete before anything is opened. */
+struct request {
+	const char *cmd;
+	struct viacam_camera cam;	/* add: what to create; remove, query: .id */
+	const char *camera;	/* get, set: an id or a /dev/videoN path */
+	uint32_t camera_id;	/* get, set: when camera is an id */
+	const char *names[MAX_NAMES];	/* get: the controls to show (none: all) */
+	int nnames;
+	struct {
+		char name[64];
+		int64_t value;
+	} sets[MAX_NAMES];	/* set: NAME=VALUE */
+	int nsets;
+};
 
 /* One wrapper for every ioctl: names the call and the reason on failure. */
 #define xioctl(fd, req, arg) do_ioctl(fd, req, arg, #req)
@@ -62,19 +71,51 @@ static int do_ioctl(int fd, unsigned long req, void *arg, const char *name)
 	return -errno;
 }
 
-static int parse_u32(const char *s, const char *what, uint32_t *ret)
+/* Opens /dev/viacam (or -d DEVICE) and checks that it is the bridge's control node. */
+static int open_ctl(void)
+{
+	struct viacam_version v = { 0 };
+	int fd = open(arg_device, O_RDWR | O_CLOEXEC), e;
+
+	if (fd < 0) {
+		e = errno;
+		fprintf(stderr, "viacamctl: %s: %s%s\n", arg_device, strerror(e),
+			e == ENOENT ? " (is the viacam module loaded?)" :
+			e == EACCES ? " (need root)" : "");
+		return -1;
+	}
+	if (ioctl(fd, VIACAM_IOC_VERSION, &v) < 0) {
+		e = errno;
+		fprintf(stderr, "viacamctl: %s: not the viacam control node (VIACAM_IOC_VERSION: %s)\n",
+			arg_device, strerror(e));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A number as a person types it (decimal, or 0x hex), at most @max; no sign, no blanks. */
+static int parse_num(const char *s, const char *what, uint32_t max, uint32_t *ret)
 {
 	char *end;
-	unsigned long v;
+	unsigned long long v;
 
 	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || v > UINT32_MAX || s[0] == '-') {
-		fprintf(stderr, "viacamctl: invalid %s '%s'\n", what, s);
+	v = strtoull(s, &end, 0);
+	if (s[0] < '0' || s[0] > '9' || errno || *end || v > max) {
+		char esc[128];
+
+		fprintf(stderr, "viacamctl: invalid %s '%s'\n", what,
+			vc_escape(esc, sizeof(esc), s, strlen(s)));
 		return -EINVAL;
 	}
 	*ret = (uint32_t)v;
 	return 0;
+}
+
+static int parse_u32(const char *s, const char *what, uint32_t *ret)
+{
+	return parse_num(s, what, UINT32_MAX, ret);
 }
 
 static const char *fourcc(uint32_t f, char buf[5])
@@ -122,11 +163,13 @@ static int state_pid(void)
 
 static void print_camera(const struct viacam_camera *c, int verbose)
 {
-	char fcc[5], src[160];
+	char fcc[5], src[160], label[sizeof(c->label) * 4];
 
+	/* The bridge takes any label from root: shown escaped (text.h). */
+	vc_escape(label, sizeof(label), c->label, strnlen(c->label, sizeof(c->label)));
 	printf("%u\t/dev/video%d\t/dev/video%d\t%s\t%s\t%s %ux%u %.4gfps\tconsumers=%u in=%" PRIu64
 	       " out=%" PRIu64 " dropped=%" PRIu64 " repeated=%" PRIu64 "\t%s\n",
-	       c->id, c->capture_nr, c->backend_nr, c->label,
+	       c->id, c->capture_nr, c->backend_nr, label,
 	       (c->state & VIACAM_STATE_CAPTURE_STREAMING) ? "streaming" : "idle",
 	       fourcc(c->pixelformat, fcc), c->width, c->height,
 	       c->interval_num ? (double)c->interval_den / c->interval_num : 0.0,
@@ -139,6 +182,166 @@ static void print_camera(const struct viacam_camera *c, int verbose)
 		       (c->state & VIACAM_STATE_DECLARED) ? "yes" : "no",
 		       (c->state & VIACAM_STATE_REPEATING) ? "yes" : "no");
 }
+
+/* ---------------------------------------------------------------------------
+ * Parsing (nothing is opened here)
+ */
+
+static int parse_add(int argc, char **argv, struct request *rq)
+{
+	static const struct option options[] = {
+		{ "label", required_argument, NULL, 'l' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "capture-nr", required_argument, NULL, 'c' },
+		{ "backend-nr", required_argument, NULL, 'b' },
+		{ "timeout", required_argument, NULL, 't' },
+		{}
+	};
+	struct viacam_camera *c = &rq->cam;
+	const char *problem;
+	char esc[256];
+	uint32_t v;
+	int o;
+
+	*c = (struct viacam_camera){
+		.id = VIACAM_ID_AUTO, .capture_nr = VIACAM_NR_AUTO, .backend_nr = VIACAM_NR_AUTO,
+	};
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "l:i:c:b:t:", options, NULL)) >= 0) {
+		switch (o) {
+		case 'l':
+			/* The label is the capture node's card name: printable UTF-8, never cut. */
+			problem = vc_text_problem(optarg, strlen(optarg));
+			if (problem) {
+				vc_escape(esc, sizeof(esc), optarg, strlen(optarg));
+				fprintf(stderr, "viacamctl: label '%s' %s\n", esc, problem);
+				return 2;
+			}
+			if (strlen(optarg) >= sizeof(c->label)) {
+				fprintf(stderr, "viacamctl: label is too long (%zu bytes; at most %zu)\n",
+					strlen(optarg), sizeof(c->label) - 1);
+				return 2;
+			}
+			strcpy(c->label, optarg);
+			break;
+		/* The bridge's limits (viacam_check_add): known here, before anything opens. */
+		case 'i':
+			if (parse_num(optarg, "id", VIACAM_MAX_CAMERAS - 1, &c->id) < 0)
+				return 2;
+			break;
+		case 'c':
+		case 'b':
+			if (parse_num(optarg, "node number", 255, &v) < 0)
+				return 2;
+			*(o == 'c' ? &c->capture_nr : &c->backend_nr) = (int32_t)v;
+			break;
+		case 't':
+			if (parse_num(optarg, "timeout", VIACAM_MAX_TIMEOUT_MS, &c->timeout_ms) < 0)
+				return 2;
+			break;
+		default:	/* getopt said what */
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "viacamctl: add: unexpected argument '%s'\n",
+			vc_escape(esc, sizeof(esc), argv[optind], strlen(argv[optind])));
+		return 2;
+	}
+	return 0;
+}
+
+/* CAMERA: an id (checked now) or a node path (opened later). */
+static int parse_camera(const char *camera, struct request *rq)
+{
+	rq->camera = camera;
+	if (camera[0] == '/')
+		return 0;
+	return parse_u32(camera, "camera id", &rq->camera_id) < 0 ? 2 : 0;
+}
+
+static int parse_set(int argc, char **argv, struct request *rq)
+{
+	char esc[256];
+
+	for (int i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '='), *end;
+		size_t len = eq ? (size_t)(eq - argv[i]) : 0;
+
+		if (!eq || !len || len >= sizeof(rq->sets[0].name)) {
+			fprintf(stderr, "viacamctl: '%s' is not NAME=VALUE\n",
+				vc_escape(esc, sizeof(esc), argv[i], strlen(argv[i])));
+			return 2;
+		}
+		memcpy(rq->sets[rq->nsets].name, argv[i], len);
+		rq->sets[rq->nsets].name[len] = 0;
+		errno = 0;
+		rq->sets[rq->nsets].value = strtoll(eq + 1, &end, 0);
+		if (errno || end == eq + 1 || *end) {
+			fprintf(stderr, "viacamctl: %s: value '%s' is not an integer\n",
+				vc_escape(esc, sizeof(esc), rq->sets[rq->nsets].name, len),
+				eq + 1);
+			return 2;
+		}
+		rq->nsets++;
+	}
+	return 0;
+}
+
+static int no_args(int argc, char **argv)
+{
+	if (argc == 1)
+		return 0;
+	fprintf(stderr, "viacamctl: %s takes no arguments\n", argv[0]);
+	return 2;
+}
+
+/* Checks the command and its arguments (@argv[0] is the command). 0, or 2 after a message. */
+static int parse_request(int argc, char **argv, struct request *rq)
+{
+	const char *cmd = argv[0];
+	char esc[128];
+
+	rq->cmd = cmd;
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "list") || !strcmp(cmd, "reload"))
+		return no_args(argc, argv);
+	if (!strcmp(cmd, "add"))
+		return parse_add(argc, argv, rq);
+	if (!strcmp(cmd, "remove") || !strcmp(cmd, "query")) {
+		if (argc != 2) {
+			fprintf(stderr, "viacamctl: %s needs exactly one camera id\n", cmd);
+			return 2;
+		}
+		return parse_u32(argv[1], "camera id", &rq->cam.id) < 0 ? 2 : 0;
+	}
+	if (!strcmp(cmd, "get")) {
+		if (argc < 2 || argc - 2 > MAX_NAMES) {
+			fprintf(stderr, "viacamctl: get needs a camera (id or /dev/videoN) and at most %d names\n",
+				MAX_NAMES);
+			return 2;
+		}
+		for (int i = 2; i < argc; i++)
+			rq->names[rq->nnames++] = argv[i];
+		return parse_camera(argv[1], rq);
+	}
+	if (!strcmp(cmd, "set")) {
+		if (argc < 3 || argc - 2 > MAX_NAMES) {
+			fprintf(stderr, "viacamctl: set needs a camera (id or /dev/videoN) and 1-%d NAME=VALUE\n",
+				MAX_NAMES);
+			return 2;
+		}
+		if (parse_camera(argv[1], rq))
+			return 2;
+		return parse_set(argc - 2, argv + 2, rq);
+	}
+	fprintf(stderr, "viacamctl: unknown command '%s'\n",
+		vc_escape(esc, sizeof(esc), cmd, strlen(cmd)));
+	return 2;
+}
+
+/* ---------------------------------------------------------------------------
+ * Commands on /dev/viacam
+ */
 
 static int cmd_version(int fd)
 {
@@ -174,76 +377,24 @@ static int cmd_list(int fd)
 	return rc;
 }
 
-static int cmd_add(int fd, int argc, char **argv)
+static int cmd_add(int fd, struct request *rq)
 {
-	static const struct option options[] = {
-		{ "label", required_argument, NULL, 'l' },
-		{ "id", required_argument, NULL, 'i' },
-		{ "capture-nr", required_argument, NULL, 'c' },
-		{ "backend-nr", required_argument, NULL, 'b' },
-		{ "timeout", required_argument, NULL, 't' },
-		{}
-	};
-	struct viacam_camera c = {
-		.id = VIACAM_ID_AUTO, .capture_nr = VIACAM_NR_AUTO, .backend_nr = VIACAM_NR_AUTO,
-	};
-	uint32_t v;
-	int o;
-
-	optind = 1;
-	while ((o = getopt_long(argc, argv, "l:i:c:b:t:", options, NULL)) >= 0) {
-		switch (o) {
-		case 'l':
-			if (strlen(optarg) >= sizeof(c.label)) {
-				fprintf(stderr, "viacamctl: label '%s' is longer than %zu characters\n",
-					optarg, sizeof(c.label) - 1);
-				return 2;
-			}
-			strcpy(c.label, optarg);
-			break;
-		case 'i':
-			if (parse_u32(optarg, "id", &c.id) < 0)
-				return 2;
-			break;
-		case 'c':
-		case 'b':
-			if (parse_u32(optarg, "node number", &v) < 0 || v > INT32_MAX)
-				return 2;
-			*(o == 'c' ? &c.capture_nr : &c.backend_nr) = (int32_t)v;
-			break;
-		case 't':
-			if (parse_u32(optarg, "timeout", &c.timeout_ms) < 0)
-				return 2;
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "viacamctl: add: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	if (xioctl(fd, VIACAM_IOC_ADD, &c) < 0)
+	if (xioctl(fd, VIACAM_IOC_ADD, &rq->cam) < 0)
 		return 1;
-	print_camera(&c, 0);
+	print_camera(&rq->cam, 0);
 	return 0;
 }
 
-static int cmd_id(int fd, int argc, char **argv, unsigned long req)
+static int cmd_remove(int fd, struct request *rq)
 {
-	struct viacam_camera c = { 0 };
+	return xioctl(fd, VIACAM_IOC_REMOVE, &rq->cam) < 0 ? 1 : 0;
+}
 
-	if (argc != 2) {
-		fprintf(stderr, "viacamctl: %s needs exactly one camera id\n", argv[0]);
-		return 2;
-	}
-	if (parse_u32(argv[1], "camera id", &c.id) < 0)
-		return 2;
-	if (req == VIACAM_IOC_REMOVE)
-		return xioctl(fd, VIACAM_IOC_REMOVE, &c) < 0 ? 1 : 0;
-	if (xioctl(fd, VIACAM_IOC_QUERY, &c) < 0)
+static int cmd_query(int fd, struct request *rq)
+{
+	if (xioctl(fd, VIACAM_IOC_QUERY, &rq->cam) < 0)
 		return 1;
-	print_camera(&c, 1);
+	print_camera(&rq->cam, 1);
 	return 0;
 }
 
@@ -278,19 +429,49 @@ static int cmd_reload(void)
 	return 0;
 }
 
-/* The capture node of CAMERA (an id, or a /dev/videoN path), opened. */
-static int open_capture(const char *camera, char *path, size_t len)
+/* ---------------------------------------------------------------------------
+ * Controls on a capture node
+ */
+
+/* Checks that @fd (@path) is a viacam capture node; says what it is otherwise. */
+static int check_capture_node(int fd, const char *path)
 {
-	struct viacam_camera c = { 0 };
-	int fd;
+	struct v4l2_capability cap = { 0 };
+	char card[sizeof(cap.card) * 4], driver[sizeof(cap.driver) * 4];
+	uint32_t caps;
 
-	if (camera[0] == '/') {
-		snprintf(path, len, "%s", camera);
+	if (ioctl(fd, VIDIOC_QUERYCAP, &cap) < 0) {
+		fprintf(stderr, "viacamctl: %s: not a V4L2 device (VIDIOC_QUERYCAP: %s)\n", path,
+			strerror(errno));
+		return -1;
+	}
+	vc_escape(driver, sizeof(driver), (const char *)cap.driver,
+		  strnlen((const char *)cap.driver, sizeof(cap.driver)));
+	vc_escape(card, sizeof(card), (const char *)cap.card,
+		  strnlen((const char *)cap.card, sizeof(cap.card)));
+	if (strcmp(driver, DRIVER) != 0) {
+		fprintf(stderr, "viacamctl: %s: not a viacam node (driver '%s', card '%s')\n", path,
+			driver, card);
+		return -1;
+	}
+	caps = (cap.capabilities & V4L2_CAP_DEVICE_CAPS) ? cap.device_caps : cap.capabilities;
+	if (!(caps & V4L2_CAP_VIDEO_CAPTURE)) {
+		fprintf(stderr, "viacamctl: %s: a viacam backend node ('%s'); controls are on the capture node\n",
+			path, card);
+		return -1;
+	}
+	return 0;
+}
+
+/* The capture node of rq->camera (an id, or a /dev/videoN path), opened and checked. */
+static int open_capture(const struct request *rq, char *path, size_t len)
+{
+	struct viacam_camera c = { .id = rq->camera_id };
+	int fd, ctl;
+
+	if (rq->camera[0] == '/') {
+		snprintf(path, len, "%s", rq->camera);
 	} else {
-		int ctl;
-
-		if (parse_u32(camera, "camera id", &c.id) < 0)
-			return -2;
 		ctl = open_ctl();
 		if (ctl < 0)
 			return -1;
@@ -301,10 +482,17 @@ static int open_capture(const char *camera, char *path, size_t len)
 		close(ctl);
 		snprintf(path, len, "/dev/video%d", c.capture_nr);
 	}
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
+	/* Non-blocking: a FIFO or a terminal given as CAMERA must not hang the open. */
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
 		fprintf(stderr, "viacamctl: %s: %s%s\n", path, strerror(errno),
 			errno == EACCES ? " (need the video group)" : "");
+		return -1;
+	}
+	if (check_capture_node(fd, path) < 0) {
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -324,13 +512,12 @@ static int for_each_ctrl(int fd, int (*fn)(int fd, const struct v4l2_query_ext_c
 }
 
 struct ctrl_req {
-	int argc;
-	char **argv;
+	const struct request *rq;
 	int *found;
 	const char *path;
 };
 
-static int get_value(int fd, uint32_t id, int64_t *v)
+static int get_value(int fd, uint32_t id, uint32_t type, int64_t *v)
 {
 	struct v4l2_ext_control c = { .id = id };
 	struct v4l2_ext_controls cs = { .which = V4L2_CTRL_WHICH_CUR_VAL, .count = 1,
@@ -338,7 +525,7 @@ static int get_value(int fd, uint32_t id, int64_t *v)
 
 	if (ioctl(fd, VIDIOC_G_EXT_CTRLS, &cs) < 0)
 		return -errno;
-	*v = c.value64;
+	*v = vc_ctrl_ext_value(type, &c);
 	return 0;
 }
 
@@ -347,17 +534,17 @@ static int print_ctrl(int fd, const struct v4l2_query_ext_ctrl *q, void *data)
 	struct ctrl_req *r = data;
 	char key[64];
 	int64_t v = 0;
-	int want = r->argc == 0;
+	int want = r->rq->nnames == 0;
 
 	vc_ctrl_key_name(q->name, key, sizeof(key));
-	for (int i = 0; i < r->argc; i++)
-		if (!strcmp(r->argv[i], key)) {
+	for (int i = 0; i < r->rq->nnames; i++)
+		if (!strcmp(r->rq->names[i], key)) {
 			want = 1;
 			r->found[i] = 1;
 		}
 	if (!want)
 		return 0;
-	if (get_value(fd, q->id, &v) < 0 && q->type != V4L2_CTRL_TYPE_BUTTON) {
+	if (get_value(fd, q->id, q->type, &v) < 0 && q->type != V4L2_CTRL_TYPE_BUTTON) {
 		fprintf(stderr, "viacamctl: %s: VIDIOC_G_EXT_CTRLS %s: %s\n", r->path, key,
 			strerror(errno));
 		return 1;
@@ -374,23 +561,20 @@ static int print_ctrl(int fd, const struct v4l2_query_ext_ctrl *q, void *data)
 	return 0;
 }
 
-static int cmd_get(int argc, char **argv)
+static int cmd_get(const struct request *rq)
 {
-	char path[64];
-	int found[64] = { 0 }, fd, rc;
-	struct ctrl_req r = { argc - 2, argv + 2, found, path };
+	char path[PATH_MAX], esc[256];
+	int found[MAX_NAMES] = { 0 }, fd, rc;
+	struct ctrl_req r = { rq, found, path };
 
-	if (argc < 2 || argc - 2 > 64) {
-		fprintf(stderr, "viacamctl: get needs a camera (id or /dev/videoN) and at most 64 names\n");
-		return 2;
-	}
-	fd = open_capture(argv[1], path, sizeof(path));
+	fd = open_capture(rq, path, sizeof(path));
 	if (fd < 0)
-		return fd == -2 ? 2 : 1;
+		return 1;
 	rc = for_each_ctrl(fd, print_ctrl, &r);
-	for (int i = 0; i < r.argc; i++)
+	for (int i = 0; i < rq->nnames; i++)
 		if (!found[i]) {
-			fprintf(stderr, "viacamctl: %s: no control '%s'\n", path, r.argv[i]);
+			fprintf(stderr, "viacamctl: %s: no control '%s'\n", path,
+				vc_escape(esc, sizeof(esc), rq->names[i], strlen(rq->names[i])));
 			rc = 1;
 		}
 	close(fd);
@@ -399,8 +583,8 @@ static int cmd_get(int argc, char **argv)
 
 struct set_req {
 	const char *name;
-	int64_t value;
 	uint32_t id;
+	uint32_t type;
 };
 
 static int find_ctrl(int fd, const struct v4l2_query_ext_ctrl *q, void *data)
@@ -410,56 +594,46 @@ static int find_ctrl(int fd, const struct v4l2_query_ext_ctrl *q, void *data)
 
 	(void)fd;
 	vc_ctrl_key_name(q->name, key, sizeof(key));
-	if (!strcmp(key, r->name))
+	if (!strcmp(key, r->name)) {
 		r->id = q->id;
+		r->type = q->type;
+	}
 	return 0;
 }
 
-static int cmd_set(int argc, char **argv)
+static int cmd_set(const struct request *rq)
 {
-	char path[64];
+	char path[PATH_MAX], esc[256];
 	int fd, rc = 0;
 
-	if (argc < 3) {
-		fprintf(stderr, "viacamctl: set needs a camera (id or /dev/videoN) and NAME=VALUE...\n");
-		return 2;
-	}
-	fd = open_capture(argv[1], path, sizeof(path));
+	fd = open_capture(rq, path, sizeof(path));
 	if (fd < 0)
-		return fd == -2 ? 2 : 1;
-	for (int i = 2; i < argc; i++) {
-		char name[64], *eq = strchr(argv[i], '='), *end;
+		return 1;
+	for (int i = 0; i < rq->nsets; i++) {
+		const char *name = rq->sets[i].name;
+		int64_t value = rq->sets[i].value;
 		struct set_req r = { name, 0, 0 };
 		struct v4l2_ext_control c = { 0 };
 		struct v4l2_ext_controls cs = { .which = V4L2_CTRL_WHICH_CUR_VAL, .count = 1,
 						.controls = &c };
 
-		if (!eq || eq == argv[i] || (size_t)(eq - argv[i]) >= sizeof(name)) {
-			fprintf(stderr, "viacamctl: '%s' is not NAME=VALUE\n", argv[i]);
-			rc = 2;
-			continue;
-		}
-		memcpy(name, argv[i], (size_t)(eq - argv[i]));
-		name[eq - argv[i]] = 0;
-		errno = 0;
-		r.value = strtoll(eq + 1, &end, 0);
-		if (errno || end == eq + 1 || *end) {
-			fprintf(stderr, "viacamctl: %s: value '%s' is not an integer\n", name, eq + 1);
-			rc = 2;
-			continue;
-		}
+		vc_escape(esc, sizeof(esc), name, strlen(name));
 		for_each_ctrl(fd, find_ctrl, &r);
 		if (!r.id) {
-			fprintf(stderr, "viacamctl: %s: no control '%s'\n", path, name);
+			fprintf(stderr, "viacamctl: %s: no control '%s'\n", path, esc);
 			rc = 1;
 			continue;
 		}
 		c.id = r.id;
-		c.value64 = r.value;
-		c.value = (int32_t)r.value;
+		if (vc_ctrl_set_ext_value(r.type, value, &c) < 0) {
+			fprintf(stderr, "viacamctl: %s: %s=%" PRId64 ": out of range for a 32-bit control (see viacamctl get)\n",
+				path, esc, value);
+			rc = 1;
+			continue;
+		}
 		if (ioctl(fd, VIDIOC_S_EXT_CTRLS, &cs) < 0) {
 			fprintf(stderr, "viacamctl: %s: VIDIOC_S_EXT_CTRLS %s=%" PRId64 ": %s%s\n", path,
-				name, r.value, strerror(errno),
+				esc, value, strerror(errno),
 				errno == ERANGE ? " (out of range; see viacamctl get)" : "");
 			rc = 1;
 		}
@@ -478,9 +652,16 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	struct request rq = { 0 };
 	int fd, rc, i = 1;
 
-	while (i + 1 < argc && (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--state"))) {
+	while (i < argc && (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--state"))) {
+		if (i + 1 >= argc) {
+			fprintf(stderr, "viacamctl: %s needs %s\n", argv[i],
+				argv[i][1] == 'd' ? "a device" : "a file");
+			usage(stderr);
+			return 2;
+		}
 		if (!strcmp(argv[i], "-d"))
 			arg_device = argv[i + 1];
 		else
@@ -495,29 +676,29 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[i], "reload"))
+	/* Everything is checked before anything is opened. */
+	rc = parse_request(argc - i, argv + i, &rq);
+	if (rc)
+		return rc;
+	if (!strcmp(rq.cmd, "reload"))
 		return cmd_reload();
-	if (!strcmp(argv[i], "get"))
-		return cmd_get(argc - i, argv + i);
-	if (!strcmp(argv[i], "set"))
-		return cmd_set(argc - i, argv + i);
-	if (strcmp(argv[i], "version") && strcmp(argv[i], "list") && strcmp(argv[i], "add") &&
-	    strcmp(argv[i], "remove") && strcmp(argv[i], "query")) {
-		fprintf(stderr, "viacamctl: unknown command '%s'\n", argv[i]);
-		return 2;
-	}
+	if (!strcmp(rq.cmd, "get"))
+		return cmd_get(&rq);
+	if (!strcmp(rq.cmd, "set"))
+		return cmd_set(&rq);
 	fd = open_ctl();
 	if (fd < 0)
 		return 1;
-	if (!strcmp(argv[i], "version"))
+	if (!strcmp(rq.cmd, "version"))
 		rc = cmd_version(fd);
-	else if (!strcmp(argv[i], "list"))
+	else if (!strcmp(rq.cmd, "list"))
 		rc = cmd_list(fd);
-	else if (!strcmp(argv[i], "add"))
-		rc = cmd_add(fd, argc - i, argv + i);
+	else if (!strcmp(rq.cmd, "add"))
+		rc = cmd_add(fd, &rq);
+	else if (!strcmp(rq.cmd, "remove"))
+		rc = cmd_remove(fd, &rq);
 	else
-		rc = cmd_id(fd, argc - i, argv + i,
-			    !strcmp(argv[i], "remove") ? VIACAM_IOC_REMOVE : VIACAM_IOC_QUERY);
+		rc = cmd_query(fd, &rq);
 	close(fd);
 	return rc;
 }

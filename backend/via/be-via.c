@@ -116,10 +116,13 @@ static int open_transport(struct via_backend *b, const struct vc_backend_conf *c
 
 		kv = vc_conf_key(conf, "model_vram_mb");
 		if (kv) {
-			char *end;
-			unsigned long mb = strtoul(kv->value, &end, 10);
+			/* Digits only: strtoul takes a sign and wraps ("-18446744073709551104" = 512). */
+			size_t len = strlen(kv->value);
+			unsigned long mb = len && len <= 3 &&
+					   strspn(kv->value, "0123456789") == len ?
+					   strtoul(kv->value, NULL, 10) : 0;
 
-			if (end == kv->value || *end || mb < 8 || mb > 512 || (mb & (mb - 1)))
+			if (mb < 8 || mb > 512 || (mb & (mb - 1)))
 				return vc_err(err, kv->line, -EINVAL,
 					      "bad model_vram_mb '%s' (8..512, a power of two)",
 					      kv->value);
@@ -188,7 +191,7 @@ static int via_create(const struct vc_backend_conf *conf, void **ret, struct vc_
 		if (w < VIA_MIN_WIDTH || w > VIA_MAX_WIDTH || h < VIA_MIN_HEIGHT ||
 		    h > VIA_MAX_HEIGHT) {
 			free(b);
-			return vc_err(err, 0, -EINVAL,
+			return vc_err(err, conf->sizes_line, -EINVAL,
 				      "size %ux%u is outside what the VIA engine makes (%ux%u to %ux%u)",
 				      w, h, VIA_MIN_WIDTH, VIA_MIN_HEIGHT, VIA_MAX_WIDTH,
 				      VIA_MAX_HEIGHT);

@@ -2,7 +2,8 @@
 /*
  * fuzz-config.c - libFuzzer target: viacamd's configuration parser on arbitrary files.
  * Any input must give either a configuration or a list of messages, never a crash, a leak
- * or undefined behaviour (built with ASan and UBSan).
+ * or undefined behaviour (built with ASan and UBSan). Messages are sorted by line and carry
+ * no raw control bytes (the file's bytes are escaped).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		vc_conf_free(conf);
 	} else if (!msgs.n || conf) {
 		abort();	/* a failure says why, and returns nothing */
+	}
+	for (size_t i = 0; i < msgs.n; i++) {
+		if (i && msgs.lines[i] < msgs.lines[i - 1])
+			abort();
+		for (const unsigned char *p = (const unsigned char *)msgs.v[i]; *p; p++)
+			if (*p < 0x20 || *p == 0x7f)
+				abort();
 	}
 	vc_msgs_free(&msgs);
 	return 0;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * fuzz-y4m.c - libFuzzer target: the Y4M parser (stream header, FRAME lines, and whole files
- * through vc_y4m_open) on arbitrary bytes.
+ * through vc_y4m_open) on arbitrary bytes. A refusal says why, in printable text: the file's
+ * bytes are escaped (no control character reaches a terminal).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void check_msg(const char *msg)
+{
+	if (!msg[0])
+		abort();	/* a refusal says why */
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			abort();	/* ... without raw control bytes */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char path[64];
@@ -23,8 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char msg[256];
 	size_t len;
 
-	if (vc_y4m_parse_header(data, size, &hdr, msg, sizeof(msg)) < 0 && !msg[0])
-		abort();	/* a refusal says why */
+	msg[0] = 0;
+	if (vc_y4m_parse_header(data, size, &hdr, msg, sizeof(msg)) < 0)
+		check_msg(msg);
 	if (vc_y4m_parse_frame_header(data, size, &len) == 0 && (len == 0 || len > size))
 		abort();
 	if (fd < 0) {
@@ -35,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
 		abort();
+	msg[0] = 0;
 	if (vc_y4m_open(&f, path, msg, sizeof(msg)) == 0) {
 		uint8_t *buf = malloc(f.hdr.frame_size ? f.hdr.frame_size : 1);
 
@@ -44,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		free(buf);
 		vc_y4m_close(&f);
-	} else if (!msg[0]) {
-		abort();
+	} else {
+		check_msg(msg);
 	}
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -149,19 +150,196 @@ static void test_every_error_with_its_line(void **state)
 			      "ctrl.x = big\n",			/* 14 */
 			      &c, &m), -EINVAL);
 	assert_null(c);
+	/* one list, sorted by line, each at the line of the key that caused it */
 	assert_int_equal(m.n, 10);
 	assert_msg(&m, 0, 2, "bad value '300' for video_nr");
-	assert_msg(&m, 1, 3, "even widths and heights");
-	assert_msg(&m, 2, 4, "bad rates '0'");
-	assert_msg(&m, 3, 5, "bad formats 'YUYV H264'");
-	assert_msg(&m, 4, 9, "duplicate key 'label' (first at line 8)");
-	assert_msg(&m, 5, 10, "bad value '99999999' for timeout_ms");
-	/* the end of section a: its backend keys */
-	assert_msg(&m, 6, 7, "unknown key 'colour' (for backend 'pattern')");
+	assert_msg(&m, 1, 3, "size '640x481' in sizes is odd");
+	assert_msg(&m, 2, 4, "rate '0' in rates has a zero");
+	assert_msg(&m, 3, 5, "unknown format 'H264' in formats");
+	assert_msg(&m, 4, 7, "unknown key 'colour' (for backend 'pattern')");
+	assert_msg(&m, 5, 9, "duplicate key 'label' (first at line 8)");
+	assert_msg(&m, 6, 10, "bad value '99999999' for timeout_ms");
 	assert_msg(&m, 7, 11, "unknown section [cam b]");
-	assert_msg(&m, 8, 14, "bad value 'big' for ctrl.x");
-	assert_msg(&m, 9, 13, "unknown backend 'nosuch' (known: pattern, file, v4l2, via)");
+	assert_msg(&m, 8, 13, "unknown backend 'nosuch' (known: pattern, file, v4l2, via)");
+	assert_msg(&m, 9, 14, "bad value 'big' for ctrl.x");
 	vc_msgs_free(&m);
+}
+
+/* Every syntax error is reported (libinih itself names only the first one). */
+static void test_every_syntax_error(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c;
+
+	(void)state;
+	assert_int_equal(load("[camera a]\n"		/* 1 */
+			      "no equals sign\n"	/* 2 */
+			      "[camera b\n"		/* 3 */
+			      "also none ; x = 1\n"	/* 4: '=' only in the comment */
+			      "label = fine\n"		/* 5 */
+			      "video_nr = x\n",		/* 6 */
+			      &c, &m), -EINVAL);
+	assert_int_equal(m.n, 4);
+	assert_msg(&m, 0, 2, "syntax error");
+	assert_msg(&m, 1, 3, "syntax error");
+	assert_msg(&m, 2, 4, "syntax error");
+	assert_msg(&m, 3, 6, "bad value 'x' for video_nr");
+	vc_msgs_free(&m);
+}
+
+/*
+ * libinih reads an indented line as more of the previous key's value, which came out as
+ * "duplicate key 'label'": say what is wrong, at the indented line.
+ */
+static void test_indented_lines(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c;
+
+	(void)state;
+	assert_int_equal(load("[camera a]\n"		/* 1 */
+			      "label = x\n"		/* 2 */
+			      "  video_nr = 3\n"	/* 3 */
+			      "\tsizes = 1x1\n"		/* 4 */
+			      "  ; an indented comment is fine\n"
+			      "   \n"			/* so is a line of blanks */
+			      "rates = 30\n",		/* 7 */
+			      &c, &m), -EINVAL);
+	assert_int_equal(m.n, 2);
+	assert_msg(&m, 0, 3, "indented line");
+	assert_msg(&m, 1, 4, "indented line");
+	for (size_t i = 0; i < m.n; i++)
+		assert_null(strstr(m.v[i], "duplicate"));
+	vc_msgs_free(&m);
+}
+
+/*
+ * Numbers are plain decimal digits: no signs (strtoul/sscanf took "-4294966656" as 640), no
+ * overflow, no zero where it means nothing, and each list word is checked on its own.
+ */
+static void test_numbers_are_strict(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c = (void *)1;
+
+	(void)state;
+	assert_int_equal(load("[camera a]\n"				/* 1 */
+			      "sizes = -4294966656x480\n"		/* 2 */
+			      "[camera b]\n"				/* 3 */
+			      "rates = +30 -4294967266\n"		/* 4 */
+			      "[camera c]\n"				/* 5 */
+			      "sizes = 640x480 4294967936x480\n"	/* 6: wraps to 640 */
+			      "[camera d]\n"				/* 7 */
+			      "sizes = 0x0\n"				/* 8 */
+			      "[camera e]\n"				/* 9 */
+			      "rates = 4294967326\n"			/* 10: wraps to 30 */
+			      "[camera f]\n"				/* 11 */
+			      "rates = 30/0\n"				/* 12 */
+			      "[camera g]\n"				/* 13 */
+			      "rates = 0/1\n"				/* 14 */
+			      "[camera h]\n"				/* 15 */
+			      "rates = 1001\n"				/* 16 */
+			      "[camera i]\n"				/* 17 */
+			      "video_nr = +5\n"				/* 18 */
+			      "timeout_ms = -0\n"			/* 19 */
+			      "ctrl.brightness = +3\n"			/* 20 */
+			      "[camera j]\n"				/* 21 */
+			      "sizes = 640x 480\n"			/* 22 */
+			      "rates = 7.5.1\n",			/* 23 */
+			      &c, &m), -EINVAL);
+	assert_null(c);
+	/* every bad word, in its own message */
+	assert_int_equal(m.n, 15);
+	assert_msg(&m, 0, 2, "bad size '-4294966656x480' in sizes");
+	assert_msg(&m, 1, 4, "bad rate '+30' in rates");
+	assert_msg(&m, 2, 4, "bad rate '-4294967266' in rates");
+	assert_msg(&m, 3, 6, "size '4294967936x480' in sizes is out of range");
+	assert_msg(&m, 4, 8, "size '0x0' in sizes is out of range");
+	assert_msg(&m, 5, 10, "rate '4294967326' in rates is out of range");
+	assert_msg(&m, 6, 12, "rate '30/0' in rates has a zero");
+	assert_msg(&m, 7, 14, "rate '0/1' in rates has a zero");
+	assert_msg(&m, 8, 16, "rate '1001' in rates is out of range");
+	assert_msg(&m, 9, 18, "bad value '+5' for video_nr");
+	assert_msg(&m, 10, 19, "bad value '-0' for timeout_ms");
+	assert_msg(&m, 11, 20, "bad value '+3' for ctrl.brightness");
+	assert_msg(&m, 12, 22, "bad size '640x' in sizes");
+	assert_msg(&m, 13, 22, "bad size '480' in sizes");
+	assert_msg(&m, 14, 23, "bad rate '7.5.1' in rates");
+	vc_msgs_free(&m);
+}
+
+/* No message may carry a raw control character or invalid UTF-8 (a terminal would act on it). */
+static void assert_printable(const struct vc_msgs *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		for (const unsigned char *p = (const unsigned char *)m->v[i]; *p; p++)
+			if (*p < 0x20 || *p == 0x7f || *p >= 0x80)
+				fail_msg("message %zu has the raw byte 0x%02x: '%s'", i, *p, m->v[i]);
+}
+
+/*
+ * A label becomes the capture node's card name (32 bytes with the NUL in struct
+ * v4l2_capability): valid UTF-8 without control characters, at most 31 bytes, never cut.
+ */
+static void test_labels(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c = (void *)1;
+	char text[512];
+
+	(void)state;
+	assert_int_equal(load("[camera a]\n"
+			      "label = Caméra ☺ avant\n"
+			      "[camera b]\n"
+			      "label = 0123456789012345678901234567890\n", &c, &m), 0);
+	assert_string_equal(vc_conf_camera(c, "a")->label, "Caméra ☺ avant");
+	assert_int_equal(strlen(vc_conf_camera(c, "b")->label), 31);
+	vc_conf_free(c);
+
+	/* 30 ASCII bytes and a 2-byte character: 32 bytes, refused rather than cut mid-character */
+	snprintf(text, sizeof(text), "[camera a]\n"		/* 1 */
+		 "label = \x01" "bad\n"				/* 2 */
+		 "[camera b]\n"					/* 3 */
+		 "label = bad\xff" "byte\n"			/* 4 */
+		 "[camera c]\n"					/* 5 */
+		 "label = %s\n"					/* 6 */
+		 "[camera d]\n"					/* 7 */
+		 "label = del\x7f\n"				/* 8 */
+		 "[camera e]\n"					/* 9 */
+		 "label = c1\xc2\x85" "x\n"			/* 10 */
+		 "[camera f]\n"					/* 11 */
+		 "label = over\xc0\xaflong\n"			/* 12 */
+		 "[camera g]\n"					/* 13 */
+		 "sizes = 64x64\x1b[2J\n"			/* 14 */
+		 "p\x1bttern = x\n",				/* 15 */
+		 "012345678901234567890123456789é");
+	assert_int_equal(load(text, &c, &m), -EINVAL);
+	assert_null(c);
+	assert_printable(&m);
+	assert_int_equal(m.n, 8);
+	assert_msg(&m, 0, 2, "label '\\x01bad' has a control character");
+	assert_msg(&m, 1, 4, "label 'bad\\xffbyte' is not valid UTF-8");
+	assert_msg(&m, 2, 6, "label is too long (32 bytes; at most 31)");
+	assert_msg(&m, 3, 8, "label 'del\\x7f' has a control character");
+	assert_msg(&m, 4, 10, "label 'c1\\xc2\\x85x' has a control character");
+	assert_msg(&m, 5, 12, "label 'over\\xc0\\xaflong' is not valid UTF-8");
+	assert_msg(&m, 6, 14, "bad size '64x64\\x1b[2J' in sizes");
+	assert_msg(&m, 7, 15, "unknown key 'p\\x1bttern'");
+	vc_msgs_free(&m);
+}
+
+/* Backends' messages echo values from the file: they are escaped as well. */
+static void test_backend_messages_are_escaped(void **state)
+{
+	struct vc_error err;
+
+	(void)state;
+	assert_int_equal(vc_err(&err, 3, -EINVAL, "unknown pattern '%s'", "\x1b[31mred\r"), -EINVAL);
+	assert_int_equal(err.line, 3);
+	assert_string_equal(err.msg, "unknown pattern '\\x1b[31mred\\r'");
+	/* valid UTF-8 stays readable */
+	vc_err(&err, 3, -EINVAL, "unknown pattern '%s'", "damier ☺");
+	assert_string_equal(err.msg, "unknown pattern 'damier ☺'");
 }
 
 static void test_cross_checks(void **state)
@@ -176,10 +354,11 @@ static void test_cross_checks(void **state)
 			      "[camera bad/name]\n"
 			      "key = outside\n", &c, &m), -EINVAL);
 	assert_int_equal(m.n, 4);
-	assert_msg(&m, 0, 6, "camera 'a' is defined twice (first at line 1)");
-	assert_msg(&m, 1, 7, "bad camera name 'bad/name'");
-	assert_msg(&m, 2, 3, "camera 'b' has the label 'a' of camera 'a' (line 1)");
-	assert_msg(&m, 3, 3, "camera 'b' wants /dev/video5, which camera 'a' (line 1) wants too");
+	/* sorted by line; the clashes at the keys that clash */
+	assert_msg(&m, 0, 4, "camera 'b' wants /dev/video5, which camera 'a' (line 2) wants too");
+	assert_msg(&m, 1, 5, "camera 'b' has the label 'a' of camera 'a' (line 1)");
+	assert_msg(&m, 2, 6, "camera 'a' is defined twice (first at line 1)");
+	assert_msg(&m, 3, 7, "bad camera name 'bad/name'");
 	vc_msgs_free(&m);
 
 	assert_int_equal(load("label = x\n[camera a]\n", &c, &m), -EINVAL);
@@ -208,6 +387,24 @@ static void test_syntax_and_long_lines(void **state)
 	vc_msgs_free(&m);
 }
 
+/* A binary file would give a message per line: the first VC_MAX_MSGS are kept, the rest counted. */
+static void test_message_limit(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c;
+	char text[2048] = "";
+
+	(void)state;
+	for (int i = 0; i < VC_MAX_MSGS + 50; i++)
+		strcat(text, "?\n");
+	assert_int_equal(load(text, &c, &m), -EINVAL);
+	assert_int_equal(m.n, VC_MAX_MSGS);
+	assert_int_equal(m.dropped, 50);
+	assert_msg(&m, 0, 1, "syntax error");
+	assert_msg(&m, VC_MAX_MSGS - 1, VC_MAX_MSGS, "syntax error");
+	vc_msgs_free(&m);
+}
+
 static void test_missing_file(void **state)
 {
 	struct vc_msgs m = { 0 };
@@ -218,6 +415,51 @@ static void test_missing_file(void **state)
 	assert_int_equal(m.n, 1);
 	assert_string_equal(m.v[0], "/nonexistent/viacam.conf: cannot read: No such file or directory");
 	vc_msgs_free(&m);
+}
+
+/* Asserts that loading @p fails at once with one message "P: cannot read: ...WANT...". */
+static void assert_refused(const char *p, const char *want)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c = (void *)1;
+
+	/* The old reader blocked on a FIFO and spun on /dev/zero: fail instead of hanging. */
+	alarm(10);
+	assert_true(vc_conf_load(p, &c, &m) < 0);
+	alarm(0);
+	assert_null(c);
+	assert_int_equal(m.n, 1);
+	if (strncmp(m.v[0], p, strlen(p)) != 0 || !strstr(m.v[0], want))
+		fail_msg("message is '%s', expected '%s: ...%s'", m.v[0], p, want);
+	vc_msgs_free(&m);
+}
+
+/* Only regular files are configuration files; anything else is refused without reading it. */
+static void test_only_regular_files(void **state)
+{
+	char dir[64] = "/tmp/test-config-dir-XXXXXX", fifo[80], big[80];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_refused(dir, "a directory, not a regular file");
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_refused(fifo, "a FIFO, not a regular file");
+	assert_refused("/dev/zero", "a character device, not a regular file");
+	assert_refused("/dev/urandom", "a character device, not a regular file");
+	/* A regular file above the size limit (1 MiB): refused before it is parsed. */
+	snprintf(big, sizeof(big), "%s/big.conf", dir);
+	f = fopen(big, "w");
+	assert_non_null(f);
+	fputs("[camera a]\n", f);
+	for (int i = 0; i < 1024 * 1024 / 64 + 1; i++)
+		fprintf(f, "; %061d\n", i);
+	fclose(f);
+	assert_refused(big, "too big");
+	unlink(big);
+	unlink(fifo);
+	rmdir(dir);
 }
 
 static void test_changes(void **state)
@@ -267,9 +509,16 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_file),
 		cmocka_unit_test(test_every_error_with_its_line),
+		cmocka_unit_test(test_numbers_are_strict),
+		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_backend_messages_are_escaped),
 		cmocka_unit_test(test_cross_checks),
+		cmocka_unit_test(test_every_syntax_error),
+		cmocka_unit_test(test_indented_lines),
 		cmocka_unit_test(test_syntax_and_long_lines),
+		cmocka_unit_test(test_message_limit),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_only_regular_files),
 		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_fourcc_and_ctrl_names),
 	};

@@ -194,6 +194,51 @@ static void test_header_errors(void **state)
 	}
 }
 
+/*
+ * Headers from Windows tools (CR LF), absurd frame rates (F1000000000:1 made a busy-looping
+ * timer) and bytes that a terminal would act on: each a clear, printable message.
+ */
+static void test_header_crlf_rates_and_escapes(void **state)
+{
+	static const struct {
+		const char *hdr;
+		const char *msg;
+	} bad[] = {
+		{ "YUV4MPEG2 W32 H16 F30:1 Ip\r\n",
+		  "header line ends in CR LF (a Windows line ending): Y4M lines end in LF only" },
+		{ "YUV4MPEG2 W32 H16 F30:1\r\n",
+		  "header line ends in CR LF (a Windows line ending): Y4M lines end in LF only" },
+		{ "YUV4MPEG2 W32 H16 F1000000000:1\n",
+		  "frame rate F1000000000:1 out of range (1/60 to 1000 frames per second)" },
+		{ "YUV4MPEG2 W32 H16 F1001:1\n",
+		  "frame rate F1001:1 out of range (1/60 to 1000 frames per second)" },
+		{ "YUV4MPEG2 W32 H16 F1:61\n",
+		  "frame rate F1:61 out of range (1/60 to 1000 frames per second)" },
+		{ "YUV4MPEG2 W32 H16 F30:1 C4\x1b[2J\n",
+		  "unsupported colourspace C4\\x1b[2J (supported: 420jpeg, 420paldv, 420mpeg2, 420, 422, mono)" },
+		{ "YUV4MPEG2 W\xff\x01 H16 F30:1\n", "bad width W\\xff\\x01" },
+		{ "YUV4MPEG2 W32 H16 F30:1 I\r\n", "header line ends in CR LF (a Windows line ending): Y4M lines end in LF only" },
+	};
+	static const char *const good[] = {
+		"YUV4MPEG2 W32 H16 F1000:1\n",
+		"YUV4MPEG2 W32 H16 F1:60\n",
+		"YUV4MPEG2 W32 H16 F30000000:1000000\n",	/* 30 fps, big numbers */
+	};
+	struct vc_y4m_header h;
+	char msg[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		msg[0] = 0;
+		assert_int_equal(vc_y4m_parse_header(bad[i].hdr, strlen(bad[i].hdr), &h, msg,
+						     sizeof(msg)), -EINVAL);
+		assert_string_equal(msg, bad[i].msg);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_int_equal(vc_y4m_parse_header(good[i], strlen(good[i]), &h, msg,
+						     sizeof(msg)), 0);
+}
+
 static void test_header_length_limit(void **state)
 {
 	char buf[VC_Y4M_MAX_HEADER + 64];
@@ -693,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_header_ffmpeg),
 		cmocka_unit_test(test_header_variants),
 		cmocka_unit_test(test_header_errors),
+		cmocka_unit_test(test_header_crlf_rates_and_escapes),
 		cmocka_unit_test(test_header_length_limit),
 		cmocka_unit_test(test_frame_header),
 		cmocka_unit_test(test_open_420),

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * daemon.c - viacamd's configuration in force and its sessions (see daemon.h).
+ *
+ * A reload first checks the whole new file - generic keys, then a fresh backend instance for
+ * every section whose backend, offer or control defaults changed or whose camera is not
+ * served - and only then applies it; a file with any problem changes nothing and every
+ * problem is logged as FILE:LINE: reason, in one list sorted by line.
+ *
+ * A camera the bridge does not create (no room, no permission, a node that does not open) is
+ * not served, and the log names it and says why. It is tried again on every reload, and on a
+ * timer after 1 s, 2 s, 4 s ... (VC_RETRY_MIN_US to VC_RETRY_MAX_US).
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "viacam.h"
+
+/* ---------------------------------------------------------------------------
+ * The state file, read by viacamctl too:
+ *   pid PID                      while viacamd runs
+ *   camera NAME ID BACKEND       per camera it serves
+ */
+
+static uint32_t state_lookup(const struct vc_daemon *d, const char *name)
+{
+	char line[128], n[VC_NAME_LEN + 1];
+	unsigned int id;
+	uint32_t ret = VIACAM_ID_AUTO;
+	FILE *f = fopen(d->state_path, "re");
+
+	if (!f)
+		return ret;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "camera %32s %u", n, &id) == 2 && strcmp(n, name) == 0)
+			ret = id;
+	fclose(f);
+	return ret;
+}
+
+static void state_save(struct vc_daemon *d, bool running)
+{
+	char tmp[PATH_MAX + 8], dir[PATH_MAX];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", d->state_path);
+	mkdir(dirname(dir), 0755);
+	snprintf(tmp, sizeof(tmp), "%s.new", d->state_path);
+	f = fopen(tmp, "we");
+	if (!f) {
+		vc_log("cannot write the state file %s: %s (a restarted viacamd adopts cameras by label)",
+		       tmp, strerror(errno));
+		return;
+	}
+	if (running)
+		fprintf(f, "pid %d\n", (int)getpid());
+	for (size_t i = 0; d->conf && i < d->conf->ncams; i++)
+		if (d->sessions[i])
+			fprintf(f, "camera %s %u %s\n", d->conf->cams[i].name,
+				vc_session_camera_id(d->sessions[i]),
+				vc_session_backend_name(d->sessions[i]));
+	if (fclose(f) != 0 || rename(tmp, d->state_path) != 0)
+		vc_log("cannot write the state file %s: %s", d->state_path, strerror(errno));
+}
+
+/* The id of a camera to adopt for @cc: from the state file, else by label. */
+static uint32_t find_camera(struct vc_daemon *d, const struct vc_cam_conf *cc)
+{
+	struct viacam_list list = { 0 };
+	struct viacam_camera c = { .id = state_lookup(d, cc->name) };
+
+	if (c.id != VIACAM_ID_AUTO && ioctl(d->ctl_fd, VIACAM_IOC_QUERY, &c) == 0)
+		return c.id;
+	if (ioctl(d->ctl_fd, VIACAM_IOC_LIST, &list) < 0)
+		return VIACAM_ID_AUTO;
+	for (uint32_t i = 0; i < list.count && i < VIACAM_MAX_CAMERAS; i++) {
+		memset(&c, 0, sizeof(c));
+		c.id = list.ids[i];
+		if (ioctl(d->ctl_fd, VIACAM_IOC_QUERY, &c) == 0 &&
+		    strncmp(c.label, cc->label, sizeof(c.label)) == 0)
+			return c.id;
+	}
+	return VIACAM_ID_AUTO;
+}
+
+/* ---------------------------------------------------------------------------
+ * Checking and applying a configuration
+ */
+
+void vc_daemon_log_msgs(const struct vc_msgs *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		fprintf(stderr, "%s\n", m->v[i]);
+	if (m->dropped)
+		fprintf(stderr, "(%zu more problems not shown)\n", m->dropped);
+}
+
+/* Whether @cc's camera runs with the same backend instance settings already. */
+static bool running_unchanged(const struct vc_daemon *d, const struct vc_cam_conf *cc)
+{
+	for (size_t k = 0; d->conf && k < d->conf->ncams; k++) {
+		const struct vc_cam_conf *old = &d->conf->cams[k];
+
+		if (strcmp(old->name, cc->name) == 0)
+			return d->sessions[k] && vc_cam_same_backend(old, cc) &&
+			       vc_cam_same_ctrls(old, cc);
+	}
+	return false;
+}
+
+int vc_daemon_check(struct vc_daemon *d, struct vc_conf **ret, struct vc_prepared **prep,
+		    struct vc_msgs *msgs)
+{
+	struct vc_conf *conf;
+	int r = vc_conf_parse(d->config_path, &conf, msgs);
+
+	*ret = NULL;
+	if (!conf) {		/* the file could not be read */
+		vc_msgs_sort(msgs);
+		return r;
+	}
+	/*
+	 * The backends too when the parser found problems: one pass reports everything, or
+	 * fixing one list of errors would reveal the next. Sections with a bad or unknown
+	 * backend name were reported by the parser.
+	 */
+	for (size_t i = 0; i < conf->ncams; i++) {
+		const struct vc_cam_conf *cc = &conf->cams[i];
+
+		prep[i] = NULL;
+		if (!vc_backend_find(cc->backend) || running_unchanged(d, cc))
+			continue;
+		if (vc_prepare(cc, d->config_path, &prep[i], msgs) < 0)
+			r = -EINVAL;
+	}
+	vc_msgs_sort(msgs);
+	if (r < 0) {
+		for (size_t i = 0; i < conf->ncams; i++) {
+			vc_prepared_free(prep[i]);
+			prep[i] = NULL;
+		}
+		vc_conf_free(conf);
+	} else {
+		*ret = conf;
+	}
+	return r;
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	vc_daemon_retry(userdata);
+	return 0;
+}
+
+/* Tries the cameras that are not served again in @delay_us (or never: @delay_us 0). */
+static void schedule_retry(struct vc_daemon *d, uint64_t delay_us)
+{
+	uint64_t now;
+	int r;
+
+	d->retry_us = delay_us;
+	if (!delay_us || !d->event) {
+		if (d->retry_timer)
+			sd_event_source_set_enabled(d->retry_timer, SD_EVENT_OFF);
+		return;
+	}
+	r = sd_event_now(d->event, CLOCK_MONOTONIC, &now);
+	if (r >= 0 && !d->retry_timer)
+		r = sd_event_add_time(d->event, &d->retry_timer, CLOCK_MONOTONIC, now + delay_us,
+				      0, on_retry, d);
+	else if (r >= 0)
+		r = sd_event_source_set_time(d->retry_timer, now + delay_us);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->retry_timer, SD_EVENT_ONESHOT);
+	if (r < 0) {
+		vc_log("cannot schedule a retry: %s (a reload tries again)", strerror(-r));
+		d->retry_us = 0;
+	}
+}
+
+size_t vc_daemon_served(const struct vc_daemon *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; d->conf && i < d->conf->ncams; i++)
+		n += d->sessions[i] != NULL;
+	return n;
+}
+
+const char *vc_daemon_summary(const struct vc_daemon *d, char *buf, size_t size)
+{
+	size_t ncams = d->conf ? d->conf->ncams : 0, served = vc_daemon_served(d), len;
+	const char *sep = "";
+
+	if (served == ncams) {
+		snprintf(buf, size, "%zu cameras", ncams);
+		return buf;
+	}
+	snprintf(buf, size, "%zu of %zu cameras served; not served: ", served, ncams);
+	for (size_t i = 0; i < ncams; i++) {
+		if (d->sessions[i])
+			continue;
+		len = strlen(buf);
+		snprintf(buf + len, size - len, "%s%s (%s)", sep, d->conf->cams[i].name,
+			 d->why[i][0] ? d->why[i] : "not created");
+		sep = ", ";
+	}
+	len = strlen(buf);
+	if (d->retry_us)
+		snprintf(buf + len, size - len, "; next try in %llu s",
+			 (unsigned long long)(d->retry_us / 1000000));
+	return buf;
+}
+
+/* Creates the session of camera @i of d->conf from @p (taken); its reason if it fails. */
+static struct vc_session *serve(struct vc_daemon *d, size_t i, struct vc_prepared *p)
+{
+	const struct vc_cam_conf *cc = &d->conf->cams[i];
+	struct vc_error err = { 0 };
+	struct vc_session *s = NULL;
+	int r;
+
+	r = vc_session_new(d->event, d->ctl_fd, cc, p, find_camera(d, cc), &s, &err);
+	if (r < 0)
+		snprintf(d->why[i], sizeof(d->why[i]), "%s", err.msg[0] ? err.msg : strerror(-r));
+	else
+		d->why[i][0] = 0;
+	return s;
+}
+
+void vc_daemon_apply(struct vc_daemon *d, struct vc_conf *conf, struct vc_prepared **prep)
+{
+	struct vc_session *old[VC_MAX_CAMERAS];
+	struct vc_conf *old_conf = d->conf;
+
+	/* Sections that went away: their cameras go (consumers get ENODEV). */
+	for (size_t i = 0; old_conf && i < old_conf->ncams; i++) {
+		if (d->sessions[i] && !vc_conf_camera(conf, old_conf->cams[i].name)) {
+			vc_log("camera %s: section removed", old_conf->cams[i].name);
+			vc_session_free(d->sessions[i], true);
+			d->sessions[i] = NULL;
+		}
+	}
+	memcpy(old, d->sessions, sizeof(old));
+	memset(d->sessions, 0, sizeof(d->sessions));
+	memset(d->why, 0, sizeof(d->why));
+	d->conf = conf;
+	for (size_t i = 0; i < conf->ncams; i++) {
+		const struct vc_cam_conf *cc = &conf->cams[i];
+		struct vc_session *s = NULL;
+
+		for (size_t k = 0; old_conf && k < old_conf->ncams; k++) {
+			if (old[k] && strcmp(old_conf->cams[k].name, cc->name) == 0) {
+				s = old[k];
+				old[k] = NULL;
+			}
+		}
+		if (s) {
+			vc_session_update(s, cc, prep[i]);
+		} else if (prep[i]) {
+			s = serve(d, i, prep[i]);
+			if (!s)
+				vc_log("camera %s: not served: %s", cc->name, d->why[i]);
+		}
+		prep[i] = NULL;
+		d->sessions[i] = s;
+	}
+	vc_conf_free(old_conf);
+	/* A new or changed configuration: its unserved cameras start the backoff again. */
+	schedule_retry(d, vc_daemon_served(d) < conf->ncams ? VC_RETRY_MIN_US : 0);
+	state_save(d, true);
+}
+
+void vc_daemon_retry(struct vc_daemon *d)
+{
+	uint64_t next = d->retry_us * 2 < VC_RETRY_MAX_US ? d->retry_us * 2 : VC_RETRY_MAX_US;
+	size_t tried = 0;
+	char summary[4096];
+
+	for (size_t i = 0; d->conf && i < d->conf->ncams; i++) {
+		const struct vc_cam_conf *cc = &d->conf->cams[i];
+		struct vc_msgs msgs = { 0 };
+		struct vc_prepared *p;
+
+		if (d->sessions[i])
+			continue;
+		if (!tried++)
+			vc_log("trying again the cameras not served");
+		/* A fresh backend instance: the one of the failed attempt went with it. */
+		if (vc_prepare(cc, d->config_path, &p, &msgs) < 0) {
+			vc_daemon_log_msgs(&msgs);
+			snprintf(d->why[i], sizeof(d->why[i]), "%s",
+				 msgs.n ? msgs.v[0] : "its backend failed");
+			vc_msgs_free(&msgs);
+			continue;
+		}
+		d->sessions[i] = serve(d, i, p);
+	}
+	if (!tried)
+		return;
+	schedule_retry(d, vc_daemon_served(d) < d->conf->ncams ? (next ? next : VC_RETRY_MIN_US) :
+			  0);
+	state_save(d, true);
+	vc_log("after trying again: %s", vc_daemon_summary(d, summary, sizeof(summary)));
+}
+
+int vc_daemon_reload(struct vc_daemon *d, const char *why)
+{
+	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
+	struct vc_msgs msgs = { 0 };
+	struct vc_conf *conf;
+	char summary[4096];
+	int r;
+
+	sd_notify(0, "RELOADING=1");
+	vc_log("reloading %s (%s)", d->config_path, why);
+	r = vc_daemon_check(d, &conf, prep, &msgs);
+	vc_daemon_log_msgs(&msgs);
+	vc_msgs_free(&msgs);
+	if (r < 0) {
+		d->rejected++;
+		vc_log("%s is invalid; the running configuration stays (%zu cameras)",
+		       d->config_path, d->conf ? d->conf->ncams : 0);
+	} else {
+		vc_daemon_apply(d, conf, prep);
+		d->reloads++;
+		vc_log("configuration applied: %s", vc_daemon_summary(d, summary, sizeof(summary)));
+	}
+	sd_notifyf(0, "READY=1\nSTATUS=%zu of %zu cameras served; %lu reloads, %lu rejected",
+		   vc_daemon_served(d), d->conf ? d->conf->ncams : 0, d->reloads, d->rejected);
+	return r;
+}
+
+void vc_daemon_stop(struct vc_daemon *d)
+{
+	/* Detach: sources stop, cameras stay (a restarted viacamd adopts them). */
+	state_save(d, false);
+	for (size_t i = 0; d->conf && i < d->conf->ncams; i++) {
+		vc_session_free(d->sessions[i], false);
+		d->sessions[i] = NULL;
+	}
+	vc_conf_free(d->conf);
+	d->conf = NULL;
+	d->retry_timer = sd_event_source_disable_unref(d->retry_timer);
+	d->retry_us = 0;
+}

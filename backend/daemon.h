@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * daemon.h - viacamd's configuration in force and the sessions that serve it: checking a
+ * file, applying it, reloading, the state file. viacamd.c adds the command line, the signals
+ * and the inotify watch. All functions run in the daemon's event-loop thread.
+ */
+#ifndef VIACAM_DAEMON_H
+#define VIACAM_DAEMON_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "session.h"
+
+/* Cameras that could not be served are tried again after 1 s, 2 s, 4 s ... at most 5 min. */
+#define VC_RETRY_MIN_US 1000000ull
+#define VC_RETRY_MAX_US 300000000ull
+
+struct vc_daemon {
+	sd_event *event;
+	int ctl_fd;		/* /dev/viacam */
+	char config_path[PATH_MAX];
+	const char *state_path;	/* where camera ids are kept for the next start */
+	struct vc_conf *conf;	/* the configuration in force */
+	struct vc_session *sessions[VC_MAX_CAMERAS];	/* by index of conf->cams */
+	/*
+	 * A camera of conf without a session could not be created (the bridge refused it, its
+	 * node did not open, its backend failed when tried again): why, by index of conf->cams.
+	 * Every reload tries such cameras again, changed or not, and so does retry_timer.
+	 */
+	char why[VC_MAX_CAMERAS][256];
+	sd_event_source *retry_timer;	/* NULL until a camera was not served */
+	uint64_t retry_us;	/* the delay of the next try */
+	unsigned long reloads, rejected;
+};
+
+/* Writes every message of @m to stderr (and says how many were left out). */
+void vc_daemon_log_msgs(const struct vc_msgs *m);
+
+/*
+ * Loads the file and makes the backends it needs (into @prep, by index of the new conf's
+ * cameras; NULL where a running session's backend stays). One pass: the backends of sound
+ * sections are made even when the parser found problems, and @msgs gets every problem of
+ * both, sorted by line. Returns 0, or -EINVAL (or another negative errno when the file
+ * cannot be read); nothing is kept then.
+ */
+int vc_daemon_check(struct vc_daemon *d, struct vc_conf **ret, struct vc_prepared **prep,
+		    struct vc_msgs *msgs);
+
+/*
+ * Makes @conf the configuration in force (takes it and @prep's backends). A camera that
+ * cannot be created keeps its reason in d->why, and a retry is scheduled (VC_RETRY_MIN_US).
+ */
+void vc_daemon_apply(struct vc_daemon *d, struct vc_conf *conf, struct vc_prepared **prep);
+
+/* Tries the cameras that are not served again; reschedules itself (doubling) if any is left. */
+void vc_daemon_retry(struct vc_daemon *d);
+
+/* How many cameras are served, and the ones that are not with why: for the log. */
+size_t vc_daemon_served(const struct vc_daemon *d);
+const char *vc_daemon_summary(const struct vc_daemon *d, char *buf, size_t size);
+
+/* Checks the file again and applies it if it is good; logs what happened. 0 or < 0. */
+int vc_daemon_reload(struct vc_daemon *d, const char *why);
+
+/* Stops every session; cameras stay in the bridge for the next viacamd. */
+void vc_daemon_stop(struct vc_daemon *d);
+
+#endif /* VIACAM_DAEMON_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * text.h - text from files and users, checked before it reaches the bridge and quoted before
+ * it reaches a message.
+ *
+ * A config file or a clip can hold any bytes. A label goes into the capture node's card name,
+ * which applications show; a message goes to a terminal or the journal, where an escape
+ * sequence would act and a bare CR would hide what came before it. So labels must be valid
+ * UTF-8 without control characters, and every message is escaped: control characters and
+ * bytes that are not valid UTF-8 become \xNN (\r, \n and \t their C spelling). Valid UTF-8
+ * (letters with accents, symbols) stays as it is. A backslash is not escaped: messages carry
+ * none of their own, and the output is unambiguous enough for a person.
+ */
+#ifndef VIACAM_TEXT_H
+#define VIACAM_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Why @len bytes at @s are not printable text: NULL when they are valid UTF-8 (no overlong
+ * forms, surrogates or code points above U+10FFFF) without control characters (U+0000-U+001F,
+ * U+007F, U+0080-U+009F); else "is not valid UTF-8" or "has a control character".
+ */
+const char *vc_text_problem(const char *s, size_t len);
+
+/*
+ * Copies @len bytes of @src into @dst (@size bytes, always NUL-terminated) with everything
+ * but printable text escaped as described above. Stops before an escape or character that
+ * does not fit, so the result is never cut inside one. Returns @dst.
+ */
+char *vc_escape(char *dst, size_t size, const char *src, size_t len);
+
+#endif /* VIACAM_TEXT_H */

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# test-viacamctl.sh - viacamctl's bad input, on the host (no bridge needed): every usage error
+# is found before any device is opened (exit 2, with its own message, never a "No such file"
+# about the device that hides it), and a node that is not a viacam node is an error (exit 1)
+# that says so. Runs build/host/viacamctl (make host).
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=${1:-$(mktemp -d)}
+mkdir -p "$work"
+bin=${VIACAMCTL:-$src/build/host/viacamctl}
+ok=1
+[ -x "$bin" ] || { echo "NOT OK: $bin is not built (make host)"; exit 1; }
+nodev=/nonexistent/viacam	# a control node that does not exist
+
+# expect NAME WANT_RC PATTERN ARGS...: viacamctl ARGS exits WANT_RC and its stderr matches the
+# extended regex PATTERN; for usage errors (2) stderr must not blame the device.
+expect() {
+	local name=$1 want=$2 pat=$3 rc
+	shift 3
+	"$bin" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "NOT OK: $name: exit $rc, expected $want; stderr: $(head -c 300 "$work/err")"
+		ok=0
+	elif ! grep -qE -- "$pat" "$work/err"; then
+		echo "NOT OK: $name: stderr does not match '$pat': $(head -c 300 "$work/err")"
+		ok=0
+	elif [ "$want" = 2 ] && grep -q "No such file" "$work/err"; then
+		echo "NOT OK: $name: a usage error reported as a missing device: $(head -c 300 "$work/err")"
+		ok=0
+	else
+		echo "ok: $name -> exit $rc"
+	fi
+}
+
+# Usage errors: arguments are checked before /dev/viacam is opened.
+expect "no command" 2 "Usage" -d "$nodev"
+expect "-d without a device" 2 "Usage|needs" -d
+expect "unknown command" 2 "unknown command 'bogus'" -d "$nodev" bogus
+expect "add with an unknown option" 2 "bogus" -d "$nodev" add --bogus
+expect "add --id -1" 2 "invalid id '-1'" -d "$nodev" add --id -1
+expect "add --capture-nr too big" 2 "invalid node number '99999999999'" -d "$nodev" add --capture-nr 99999999999
+expect "add --id 64 (the bridge has ids 0-63)" 2 "invalid id '64'" -d "$nodev" add --id 64
+expect "add --backend-nr 256" 2 "invalid node number '256'" -d "$nodev" add --backend-nr 256
+expect "add --timeout 60001" 2 "invalid timeout '60001'" -d "$nodev" add --timeout 60001
+expect "add with an extra argument" 2 "unexpected argument 'x'" -d "$nodev" add x
+expect "add --label with a control character" 2 "label 'bad\\\\x01' has a control character" -d "$nodev" add --label $'bad\x01'
+expect "add --label with invalid UTF-8" 2 "label 'bad\\\\xff' is not valid UTF-8" -d "$nodev" add --label $'bad\xff'
+expect "add --label of 32 bytes" 2 "label is too long \\(32 bytes; at most 31\\)" -d "$nodev" add --label "012345678901234567890123456789é"
+expect "remove without an id" 2 "remove needs exactly one camera id" -d "$nodev" remove
+expect "remove abc" 2 "invalid camera id 'abc'" -d "$nodev" remove abc
+expect "query with two ids" 2 "query needs exactly one camera id" -d "$nodev" query 1 2
+expect "version with an argument" 2 "version takes no arguments" -d "$nodev" version extra
+expect "list with an argument" 2 "list takes no arguments" -d "$nodev" list extra
+expect "reload with an argument" 2 "reload takes no arguments" --state "$work/none" reload now
+expect "get without a camera" 2 "get needs a camera" -d "$nodev" get
+expect "get abc" 2 "invalid camera id 'abc'" -d "$nodev" get abc
+expect "set by id without NAME=VALUE" 2 "'brightness' is not NAME=VALUE" -d "$nodev" set 3 brightness
+expect "set by id with a bad value" 2 "brightness: value 'x' is not an integer" -d "$nodev" set 3 brightness=x
+expect "set on /dev/null with a bad value" 2 "value 'x' is not an integer" set /dev/null brightness=x
+
+# Not a viacam node: a clear error, never silence and success.
+expect "get /dev/null" 1 "/dev/null: not a V4L2 device" get /dev/null
+expect "get /dev/null brightness" 1 "/dev/null: not a V4L2 device" get /dev/null brightness
+expect "set /dev/null brightness=1" 1 "/dev/null: not a V4L2 device" set /dev/null brightness=1
+expect "-d /dev/null list" 1 "/dev/null: not the viacam control node" -d /dev/null list
+expect "-d /dev/null version" 1 "/dev/null: not the viacam control node" -d /dev/null version
+
+# Real errors about devices still say what they are.
+expect "list without the module" 1 "$nodev: No such file or directory \\(is the viacam module loaded\\?\\)" -d "$nodev" list
+expect "get on a missing node" 1 "/dev/nonexistent-video: No such file or directory" get /dev/nonexistent-video
+expect "reload without viacamd" 1 "viacamd is not running" --state "$work/none" reload
+[ "$ok" = 1 ]

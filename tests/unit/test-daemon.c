@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * test-daemon.c - what viacamd makes of a configuration before and while applying it:
+ * backends prepared from sections (offers, errors at the lines that caused them), one check
+ * pass over the whole file, and what a reload says and retries when a camera cannot be
+ * created. Everything here runs without the bridge: /dev/null stands in for /dev/viacam, so
+ * every VIACAM_IOC_ADD fails (ENOTTY) as it would when the bridge refuses a camera.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <linux/videodev2.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "session.h"
+
+static char path[64];		/* the config file of the test */
+static char clip[64];		/* a Y4M clip some tests write */
+
+static void write_config(const char *text)
+{
+	FILE *f;
+	int fd;
+
+	strcpy(path, "/tmp/test-daemon-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A mono clip of @w x @h, one frame; its path in clip[]. */
+static void write_mono_clip(unsigned int w, unsigned int h)
+{
+	FILE *f;
+	int fd;
+
+	strcpy(clip, "/tmp/test-daemon-clip-XXXXXX");
+	fd = mkstemp(clip);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "YUV4MPEG2 W%u H%u F30:1 Cmono\nFRAME\n", w, h);
+	for (unsigned int i = 0; i < w * h; i++)
+		fputc(i & 0xff, f);
+	fclose(f);
+}
+
+/* Asserts that message @i is "PATH:LINE: ...WANT..." */
+static void assert_msg(const struct vc_msgs *m, size_t i, int line, const char *want)
+{
+	char prefix[128];
+
+	if (i >= m->n)
+		fail_msg("no message %zu (there are %zu), expected '%s'", i, m->n, want);
+	snprintf(prefix, sizeof(prefix), "%s:%d: ", path, line);
+	if (strncmp(m->v[i], prefix, strlen(prefix)) != 0 || !strstr(m->v[i], want))
+		fail_msg("message %zu is '%s', expected '%s...%s'", i, m->v[i], prefix, want);
+}
+
+/* Loads @text (which must be valid) and prepares camera @name's backend. */
+static int prepare(const char *text, const char *name, struct vc_prepared **p,
+		   struct vc_msgs *m)
+{
+	struct vc_msgs cm = { 0 };
+	struct vc_conf *conf;
+	int r;
+
+	write_config(text);
+	assert_int_equal(vc_conf_load(path, &conf, &cm), 0);
+	r = vc_prepare(vc_conf_camera(conf, name), path, p, m);
+	vc_conf_free(conf);
+	unlink(path);
+	return r;
+}
+
+/* A backend's complaint about a list is reported at that list's line, not the section's. */
+static void test_backend_errors_at_the_key(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_prepared *p;
+
+	(void)state;
+	/* 10 sizes x 14 rates x 2 formats > 256 */
+	assert_int_equal(prepare("[camera a]\n"
+				 "label = A\n"
+				 "sizes = 640x480 320x240 160x120 1280x720 32x32 64x64 96x96 128x128 200x200 300x300\n"
+				 "rates = 1 2 3 4 5 6 7 8 9 10 11 12 13 14\n", "a", &p, &m), -EINVAL);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 3, "camera a: too many modes");
+	vc_msgs_free(&m);
+
+	/* the VIA engine's sizes */
+	assert_int_equal(prepare("[camera v]\n"
+				 "backend = via\n"
+				 "sizes = 640x480 1280x720\n", "v", &p, &m), -EINVAL);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 3, "camera v: size 1280x720 is outside what the VIA engine makes");
+	vc_msgs_free(&m);
+}
+
+/* Backend keys are numbers in plain digits too: strtoul took "-18446744073709551104" as 512. */
+static void test_backend_numbers_are_strict(void **state)
+{
+	static const char *const bad[] = { "-18446744073709551104", "+64", " 64", "0x40", "64 " };
+	struct vc_msgs m = { 0 };
+	struct vc_prepared *p;
+	char text[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "[camera v]\nbackend = via\nmodel_vram_mb = %s\n",
+			 bad[i]);
+		/* inih trims the blanks around a value: " 64" and "64 " are plain 64 for us */
+		if (bad[i][0] == ' ' || bad[i][strlen(bad[i]) - 1] == ' ') {
+			assert_int_equal(prepare(text, "v", &p, &m), 0);
+			vc_prepared_free(p);
+			continue;
+		}
+		assert_int_equal(prepare(text, "v", &p, &m), -EINVAL);
+		assert_int_equal(m.n, 1);
+		assert_msg(&m, 0, 3, "camera v: bad model_vram_mb");
+		vc_msgs_free(&m);
+	}
+}
+
+static bool offers(const struct vc_prepared *p, uint32_t fourcc)
+{
+	for (size_t i = 0; i < p->noffers; i++)
+		if (p->offers[i].fmt.pixelformat == fourcc)
+			return true;
+	return false;
+}
+
+/*
+ * A 33x17 mono clip: GREY and RGB24 can be that size, 4:2:0 cannot (the bridge refuses odd
+ * 4:2:0 sizes, and one refused tuple fails the whole declaration at run time).
+ */
+static void test_no_offer_the_bridge_refuses(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_prepared *p;
+	char text[256];
+
+	(void)state;
+	write_mono_clip(33, 17);
+	snprintf(text, sizeof(text), "[camera f]\nbackend = file\nfile = %s\n", clip);
+	assert_int_equal(prepare(text, "f", &p, &m), 0);
+	assert_int_equal(m.n, 0);
+	assert_true(offers(p, V4L2_PIX_FMT_GREY));
+	assert_true(offers(p, V4L2_PIX_FMT_RGB24));
+	for (size_t i = 0; i < p->noffers; i++) {
+		const struct viacam_format *f = &p->offers[i].fmt;
+
+		if (f->pixelformat == V4L2_PIX_FMT_YUV420 ||
+		    f->pixelformat == V4L2_PIX_FMT_YVU420 || f->pixelformat == V4L2_PIX_FMT_NV12)
+			fail_msg("offer %zu is 4:2:0 at the odd size %ux%u", i, f->width, f->height);
+	}
+	vc_prepared_free(p);
+
+	/* asked for 4:2:0 only: nothing is left, and --check says so */
+	snprintf(text, sizeof(text), "[camera f]\nbackend = file\nfile = %s\nformats = YUV420\n",
+		 clip);
+	assert_int_equal(prepare(text, "f", &p, &m), -EINVAL);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 4, "camera f: nothing to offer");
+	vc_msgs_free(&m);
+	unlink(clip);
+}
+
+/* One check pass: the parser's problems and the backends' together, sorted by line. */
+static void test_one_pass(void **state)
+{
+	struct vc_daemon d = { .ctl_fd = -1 };
+	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
+	struct vc_msgs m = { 0 };
+	struct vc_conf *conf = (void *)1;
+
+	(void)state;
+	write_config("[camera a]\n"			/* 1 */
+		     "video_nr = x\n"			/* 2: the parser's */
+		     "pattern = nosuch\n"		/* 3: the pattern backend's */
+		     "[camera b]\n"			/* 4 */
+		     "backend = file\n"			/* 5 */
+		     "file = /nonexistent.y4m\n"	/* 6: the file backend's */
+		     "[camera c]\n"			/* 7 */
+		     "label = a\n"			/* 8 */
+		     "ctrl.nosuch = 1\n"		/* 9: the session's */
+		     "[camera d]\n"			/* 10 */
+		     "backend = nosuch\n"		/* 11: the parser's, no backend check */
+		     "sizes = 64x64 1x1\n");		/* 12: the parser's */
+	/* c's label clashes with a's (line 8); d gets no backend check (no backend) */
+	strcpy(d.config_path, path);
+	assert_int_equal(vc_daemon_check(&d, &conf, prep, &m), -EINVAL);
+	assert_null(conf);
+	assert_int_equal(m.n, 7);
+	assert_msg(&m, 0, 2, "bad value 'x' for video_nr");
+	assert_msg(&m, 1, 3, "camera a: unknown pattern 'nosuch'");
+	assert_msg(&m, 2, 6, "camera b: /nonexistent.y4m: No such file or directory");
+	assert_msg(&m, 3, 8, "camera 'c' has the label 'a' of camera 'a'");
+	assert_msg(&m, 4, 9, "camera c: backend 'pattern' has no control 'nosuch'");
+	assert_msg(&m, 5, 11, "unknown backend 'nosuch'");
+	assert_msg(&m, 6, 12, "size '1x1' in sizes is out of range");
+	vc_msgs_free(&m);
+	unlink(path);
+}
+
+/* Runs @fn(@d, @why) with stderr in @log (the daemon logs there). */
+static void logged(int (*fn)(struct vc_daemon *, const char *), struct vc_daemon *d,
+		   const char *why, char *log, size_t size)
+{
+	char name[] = "/tmp/test-daemon-log-XXXXXX";
+	int fd = mkstemp(name), saved = dup(2);
+	ssize_t n;
+
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	fn(d, why);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, log, size - 1, 0);
+	log[n > 0 ? n : 0] = 0;
+	close(fd);
+	unlink(name);
+}
+
+static void assert_logged(const char *log, const char *want)
+{
+	if (!strstr(log, want))
+		fail_msg("the log lacks '%s'; it is:\n%s", want, log);
+}
+
+static void assert_not_logged(const char *log, const char *unwanted)
+{
+	if (strstr(log, unwanted))
+		fail_msg("the log has '%s'; it is:\n%s", unwanted, log);
+}
+
+static void daemon_init(struct vc_daemon *d, char *state_path)
+{
+	memset(d, 0, sizeof(*d));
+	assert_int_equal(sd_event_new(&d->event), 0);
+	d->ctl_fd = open("/dev/null", O_RDWR | O_CLOEXEC);	/* VIACAM_IOC_*: ENOTTY */
+	assert_true(d->ctl_fd >= 0);
+	strcpy(state_path, "/tmp/test-daemon-state-XXXXXX");
+	close(mkstemp(state_path));
+	d->state_path = state_path;
+	strcpy(d->config_path, path);
+}
+
+static void daemon_fini(struct vc_daemon *d)
+{
+	vc_daemon_stop(d);
+	close(d->ctl_fd);
+	sd_event_unref(d->event);
+	unlink(d->state_path);
+}
+
+static int run_once(struct vc_daemon *d, const char *why)
+{
+	(void)why;
+	return sd_event_run(d->event, 5000000);
+}
+
+static int retry_now(struct vc_daemon *d, const char *why)
+{
+	(void)why;
+	vc_daemon_retry(d);
+	return 0;
+}
+
+/*
+ * A camera the bridge does not create: the reload says "applied" for what it applied only,
+ * names the camera and why, and the next reload tries again even if the file did not change.
+ */
+static void test_reload_says_what_is_served_and_retries(void **state)
+{
+	struct vc_daemon d;
+	char state_path[64], log[8192];
+
+	(void)state;
+	write_config("[camera a]\n[camera b]\nlabel = B\n");
+	daemon_init(&d, state_path);
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_not_logged(log, "configuration applied: 2 cameras");
+	assert_logged(log, "configuration applied: 0 of 2 cameras served; not served: "
+		      "a (VIACAM_IOC_ADD: Inappropriate ioctl for device), "
+		      "b (VIACAM_IOC_ADD: Inappropriate ioctl for device)");
+
+	/* the same file again: both are tried again */
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_logged(log, "camera a: /dev/viacam: VIACAM_IOC_ADD");
+	assert_logged(log, "camera b: /dev/viacam: VIACAM_IOC_ADD");
+	assert_logged(log, "configuration applied: 0 of 2 cameras served");
+	assert_int_equal(vc_daemon_served(&d), 0);
+	daemon_fini(&d);
+	unlink(path);
+}
+
+/* Cameras not served are tried again on a timer: after 1 s, 2 s, 4 s ... at most 5 min. */
+static void test_retry_timer_backs_off(void **state)
+{
+	struct vc_daemon d;
+	char state_path[64], log[8192];
+	uint64_t now, when;
+
+	(void)state;
+	write_config("[camera a]\n[camera b]\nlabel = B\n");
+	daemon_init(&d, state_path);
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_logged(log, "; next try in 1 s");
+	assert_non_null(d.retry_timer);
+	assert_int_equal(d.retry_us, VC_RETRY_MIN_US);
+	assert_true(sd_event_now(d.event, CLOCK_MONOTONIC, &now) >= 0);
+	assert_int_equal(sd_event_source_get_time(d.retry_timer, &when), 0);
+	assert_true(when > now && when <= now + VC_RETRY_MIN_US);
+
+	/* the event loop runs the retry */
+	logged(run_once, &d, NULL, log, sizeof(log));
+	assert_logged(log, "trying again the cameras not served");
+	assert_logged(log, "camera a: /dev/viacam: VIACAM_IOC_ADD");
+	assert_logged(log, "after trying again: 0 of 2 cameras served; not served: "
+		      "a (VIACAM_IOC_ADD: Inappropriate ioctl for device), "
+		      "b (VIACAM_IOC_ADD: Inappropriate ioctl for device); next try in 2 s");
+	assert_int_equal(d.retry_us, 2 * VC_RETRY_MIN_US);
+
+	/* doubling up to the cap */
+	for (int i = 0; i < 12; i++)
+		logged(retry_now, &d, NULL, log, sizeof(log));
+	assert_int_equal(d.retry_us, VC_RETRY_MAX_US);
+	assert_logged(log, "next try in 300 s");
+
+	/* a reload starts again at 1 s */
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_int_equal(d.retry_us, VC_RETRY_MIN_US);
+
+	/* nothing left to serve: no retry */
+	unlink(path);
+	write_config("");
+	strcpy(d.config_path, path);
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_logged(log, "configuration applied: 0 cameras");
+	assert_int_equal(d.retry_us, 0);
+	daemon_fini(&d);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_backend_errors_at_the_key),
+		cmocka_unit_test(test_backend_numbers_are_strict),
+		cmocka_unit_test(test_no_offer_the_bridge_refuses),
+		cmocka_unit_test(test_one_pass),
+		cmocka_unit_test(test_reload_says_what_is_served_and_retries),
+		cmocka_unit_test(test_retry_timer_backs_off),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
