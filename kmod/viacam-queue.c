@@ -49,7 +49,6 @@
  */
 #include <linux/delay.h>
 #include <linux/jiffies.h>
-#include <linux/version.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -387,13 +386,23 @@ static u32 viacam_max_frame(struct viacam_cam *cam)
 	return max;
 }
 
-static unsigned int viacam_num_buffers(struct vb2_queue *q)
+/* Buffers of @q now (vb2 itself says so with an accessor only since 6.8). */
+static unsigned int *viacam_nbufs(struct vb2_queue *q)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
-	return vb2_get_num_buffers(q);
-#else
-	return q->num_buffers;
-#endif
+	struct viacam_cam *cam = vb2_get_drv_priv(q);
+
+	return q == &cam->cap_q ? &cam->cap_nbufs : &cam->out_nbufs;
+}
+
+static int viacam_buf_init(struct vb2_buffer *vb)
+{
+	(*viacam_nbufs(vb->vb2_queue))++;
+	return 0;
+}
+
+static void viacam_buf_cleanup(struct vb2_buffer *vb)
+{
+	(*viacam_nbufs(vb->vb2_queue))--;
 }
 
 /*
@@ -408,7 +417,7 @@ static int viacam_queue_sizes(struct vb2_queue *q, unsigned int *nbuffers,
 			      u32 fmt_size, u32 max_frame)
 {
 	u64 budget = (u64)READ_ONCE(max_queue_mb) << 20;
-	unsigned int have = viacam_num_buffers(q);
+	unsigned int have = *viacam_nbufs(q);
 	u64 size, fit;
 
 	if (*nplanes) {
@@ -547,6 +556,8 @@ static void cap_stop_streaming(struct vb2_queue *q)
 
 static const struct vb2_ops viacam_cap_qops = {
 	.queue_setup		= cap_queue_setup,
+	.buf_init		= viacam_buf_init,
+	.buf_cleanup		= viacam_buf_cleanup,
 	.buf_prepare		= cap_buf_prepare,
 	.buf_queue		= cap_buf_queue,
 	.start_streaming	= cap_start_streaming,
@@ -710,6 +721,8 @@ static void out_stop_streaming(struct vb2_queue *q)
 
 static const struct vb2_ops viacam_out_qops = {
 	.queue_setup		= out_queue_setup,
+	.buf_init		= viacam_buf_init,
+	.buf_cleanup		= viacam_buf_cleanup,
 	.buf_prepare		= out_buf_prepare,
 	.buf_queue		= out_buf_queue,
 	.start_streaming	= out_start_streaming,

@@ -87,6 +87,9 @@ struct viacam_cam {
 	 */
 	struct mutex cap_qlock;		/* queue_lock=1: q->lock of cap_q */
 	struct mutex out_qlock;		/* queue_lock=1: q->lock of out_q */
+	/* Buffers allocated on each queue (buf_init/buf_cleanup, under that q->lock) */
+	unsigned int cap_nbufs;
+	unsigned int out_nbufs;
 	/*
 	 * copy_lock: owns the right to take a capture buffer off cap_queued and
 	 * fill it. Held by the worker and out_buf_queue around each copy, and by
