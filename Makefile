@@ -142,16 +142,17 @@ unit: asan
 # where it runs. make check-full runs every test on every kernel. Each phase prints its wall
 # time ("== time ...").
 PHASE := scripts/phase.sh
+NPROC := $(shell nproc)
 check:
 	@$(PHASE) deps scripts/deps.sh
 	@$(PHASE) kernels $(MAKE) --no-print-directory kernels
-	@$(PHASE) build $(MAKE) --no-print-directory host asan fuzz kmod-all
+	@$(PHASE) build $(MAKE) --no-print-directory -j$(NPROC) host asan fuzz kmod-all
 	tests/run.sh
 
 check-full:
 	@$(PHASE) deps scripts/deps.sh
 	@$(PHASE) kernels $(MAKE) --no-print-directory kernels
-	@$(PHASE) build $(MAKE) --no-print-directory host asan fuzz kmod-all
+	@$(PHASE) build $(MAKE) --no-print-directory -j$(NPROC) host asan fuzz kmod-all
 	VIACAM_MATRIX=full tests/run.sh
 
 check-quick: deps

@@ -4,7 +4,8 @@
 # fault while the kernel boots once retries are used up (one such fault is retried).
 # A passing script passes. The guest loads the cache's modules (with viacam.ko) even when the
 # host root it shares already has /lib/modules/<that release> (a host with the same Debian
-# kernel installed; faked inside the guest, the host is never touched). Runs on the newest cached kernel (6.12).
+# kernel installed; faked inside the guest, the host is never touched). Two guests started at
+# once on a fresh cache share one initramfs build. Runs on the newest cached kernel (6.12).
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}
@@ -49,4 +50,21 @@ VIACAM_VM_INJECT_HOSTMODS=1 "$run" --results "$work/hostmods" "$work/modprobe.sh
 check "modprobe viacam with the host's own /lib/modules/<release>" 0 $?
 grep -q 'faked host modules' "$work/hostmods/console.log" && echo "ok: the host's modules were faked" ||
 	{ echo "NOT OK: the guest did not fake the host's modules"; ok=0; }
+# Two guests start at once on a kernel whose initramfs is not built yet (a fresh cache, as in
+# make check's parallel jobs): both must boot (they once raced on initramfs.gz.tmp).
+cache=${VIACAM_CACHE:-$HOME/.cache/viacam}
+read -r _ kver kdir < <("$src/tools/vm/kernels.sh" list 6.12)
+scratch=$work/cache/kernels/$kver
+rm -rf "$work/cache" && mkdir -p "$scratch"
+ln -s "$kdir/root" "$scratch/root"
+cp "$kdir/series" "$kdir/kver" "$kdir/.complete" "$scratch/"
+VIACAM_CACHE=$work/cache "$run" --results "$work/par1" "$work/pass.sh" >"$work/par1.err" 2>&1 &
+p1=$!
+VIACAM_CACHE=$work/cache "$run" --results "$work/par2" "$work/pass.sh" >"$work/par2.err" 2>&1 &
+p2=$!
+wait "$p1"; check "first of two guests started at once on a fresh cache" 0 $?
+wait "$p2"; check "second of two guests started at once on a fresh cache" 0 $?
+[ -s "$scratch/initramfs.gz" ] && echo "ok: one initramfs built for both" ||
+	{ echo "NOT OK: no initramfs in the scratch cache"; ok=0; }
+cat "$work/par1.err" "$work/par2.err" | grep -i 'initramfs' && ok=0
 [ "$ok" = 1 ]

@@ -64,10 +64,15 @@ vmlinuz=$kdir/root/boot/vmlinuz-$kver
 # The initramfs is rebuilt when its inputs change.
 initrd=$kdir/initramfs.gz
 stamp=$(cat "$here/mkinitramfs.sh" "$here/initramfs-init" | sha1sum | cut -c1-12)
+# Several guests may start at once on a fresh cache (tests/run.sh runs jobs in parallel):
+# one builds it, the others wait for it under the lock.
+exec 9>"$kdir/initramfs.lock"
+flock 9
 if [ ! -f "$initrd" ] || [ "$(cat "$kdir/initramfs.stamp" 2>/dev/null)" != "$stamp" ]; then
 	"$here/mkinitramfs.sh" "$kdir" "$initrd" || die "initramfs build failed for $kver"
 	echo "$stamp" >"$kdir/initramfs.stamp"
 fi
+exec 9>&-
 
 logscan=${VIACAM_LOGSCAN:-$src/build/host/logscan}
 [ -x "$logscan" ] || die "log scanner $logscan is not built (run make)"
