@@ -154,7 +154,8 @@ if [ "${1:-}" != --unit-only ]; then
 		local kind=$1 name=$2 series=$3 res=$out/$2 rc secs retries
 		rc=$(cat "$res/rc" 2>/dev/null || echo 1)
 		secs=$(cat "$res/secs" 2>/dev/null || echo 0)
-		echo "$name $secs" >>"$times_file"
+		# Only a passing run's time says how long the job takes (a failure may end at once).
+		[ "$rc" = 0 ] && echo "$name $secs" >>"$times_file"
 		if [ "$kind" = harness ]; then
 			result "$name" "$rc" "$secs" "$res/output.log"
 			[ "$rc" = 0 ] || tail -n 5 "$res/output.log" | sed 's/^/     /'
