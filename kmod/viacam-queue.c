@@ -303,11 +303,13 @@ static void viacam_repeat_work(struct work_struct *work)
 	cam->wr_direct = false;
 	cap = viacam_take_cap(cam);
 	if (cap) {
+		u32 held_len = cam->held && viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt) ?
+			       viacam_src_len(cam->held, &cam->cap_sfmt) : 0;
+
 		len = cam->cap_sfmt.sizeimage;
-		if (cam->held && viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt) &&
-		    viacam_src_len(cam->held, &cam->cap_sfmt)) {
+		if (held_len) {
 			src = vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0);
-			len = viacam_src_len(cam->held, &cam->cap_sfmt);
+			len = held_len;
 		} else if (cam->src_buf && (cam->src_ready || cap == cam->src_buf)) {
 			/* A direct write's frame, in a buffer that is ours again. */
 			src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
@@ -406,19 +408,24 @@ static void viacam_buf_cleanup(struct vb2_buffer *vb)
 }
 
 /*
- * Common part of queue_setup: @fmt_size is what the current format needs,
- * @max_frame the biggest frame the camera offers. REQBUFS gets @fmt_size;
- * CREATE_BUFS (*nplanes set) may ask for more, up to twice the format or the
- * biggest frame, whichever is more. *nbuffers is cut so that all buffers of
+ * queue_setup of both queues: REQBUFS gets the current format's size;
+ * CREATE_BUFS (*nplanes set) may ask for more, up to twice that or the
+ * biggest frame the camera offers, whichever is more. *nbuffers is cut so that all buffers of
  * the queue fit in max_queue_mb; -ENOMEM when not even one does.
  */
 static int viacam_queue_sizes(struct vb2_queue *q, unsigned int *nbuffers,
-			      unsigned int *nplanes, unsigned int sizes[],
-			      u32 fmt_size, u32 max_frame)
+			      unsigned int *nplanes, unsigned int sizes[])
 {
+	struct viacam_cam *cam = vb2_get_drv_priv(q);
 	u64 budget = (u64)READ_ONCE(max_queue_mb) << 20;
 	unsigned int have = *viacam_nbufs(q);
+	u32 fmt_size, max_frame;
 	u64 size, fit;
+
+	viacam_cb_lock(cam);
+	fmt_size = cam->fmt.sizeimage;
+	max_frame = viacam_max_frame(cam);
+	viacam_cb_unlock(cam);
 
 	if (*nplanes) {
 		if (*nplanes != 1 || sizes[0] < fmt_size ||
@@ -445,14 +452,7 @@ static int cap_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   unsigned int *nplanes, unsigned int sizes[],
 			   struct device *alloc_devs[])
 {
-	struct viacam_cam *cam = vb2_get_drv_priv(q);
-	u32 size, max_frame;
-
-	viacam_cb_lock(cam);
-	size = cam->fmt.sizeimage;
-	max_frame = viacam_max_frame(cam);
-	viacam_cb_unlock(cam);
-	return viacam_queue_sizes(q, nbuffers, nplanes, sizes, size, max_frame);
+	return viacam_queue_sizes(q, nbuffers, nplanes, sizes);
 }
 
 static int cap_buf_prepare(struct vb2_buffer *vb)
@@ -574,17 +574,10 @@ static int out_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   unsigned int *nplanes, unsigned int sizes[],
 			   struct device *alloc_devs[])
 {
-	struct viacam_cam *cam = vb2_get_drv_priv(q);
-	u32 size, max_frame;
-
-	viacam_cb_lock(cam);
-	size = cam->fmt.sizeimage;
-	max_frame = viacam_max_frame(cam);
-	viacam_cb_unlock(cam);
 	/* One buffer stays with the bridge (held): the producer needs another. */
 	if (*nbuffers < 2)
 		*nbuffers = 2;
-	return viacam_queue_sizes(q, nbuffers, nplanes, sizes, size, max_frame);
+	return viacam_queue_sizes(q, nbuffers, nplanes, sizes);
 }
 
 static int out_buf_prepare(struct vb2_buffer *vb)
