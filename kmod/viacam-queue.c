@@ -64,13 +64,15 @@ MODULE_PARM_DESC(queue_lock,
 		 "give each vb2 queue its own lock instead of the node's lock (measurement mode, default off)");
 
 /*
- * Fault injection for the tests (tests/integration/TEST-13-races): each bit
- * widens one race window to 200 ms, so that a test can hit it every time.
+ * Fault injection for the tests: bits 0 and 1 each widen one race window to
+ * 200 ms, so that tests/integration/TEST-13-races hits it every time; bit 2
+ * loses one allocation per camera, so that tests/harness/test-vm-verdicts can
+ * show that a leak fails the run on the kmemleak kernel.
  */
 static uint inject;
 module_param(inject, uint, 0644);
 MODULE_PARM_DESC(inject,
-		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, by 200 ms (default 0)");
+		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, by 200 ms; bit 2 leaks 64 bytes per camera (default 0)");
 
 /*
  * Buffer memory is vmalloc memory that no cgroup is charged for, and anyone
@@ -83,6 +85,7 @@ MODULE_PARM_DESC(max_queue_mb,
 
 #define VIACAM_INJECT_WORKER	BIT(0)
 #define VIACAM_INJECT_WRITE	BIT(1)
+#define VIACAM_INJECT_LEAK	BIT(2)
 
 static void viacam_inject_delay(u32 site)
 {
@@ -907,6 +910,11 @@ int viacam_queues_init(struct viacam_cam *cam)
 	INIT_WORK(&cam->frame_work, viacam_frame_work);
 	INIT_DELAYED_WORK(&cam->repeat_work, viacam_repeat_work);
 	cam->last_in = ktime_get();
+	if (READ_ONCE(inject) & VIACAM_INJECT_LEAK) {
+		void *lost = kmalloc(64, GFP_KERNEL);
+
+		barrier_data(lost);
+	}
 	cam->wq = alloc_ordered_workqueue("viacam%u", 0, cam->id);
 	if (!cam->wq)
 		return -ENOMEM;

@@ -87,13 +87,20 @@ if [ "${1:-}" != --unit-only ]; then
 	# --- the job list: host checks (scripts that may boot guests themselves) and one fresh
 	# guest per integration test and kernel. A job is "KIND NAME SERIES PATH".
 	joblist=()
+	all_series=${VIACAM_KERNELS:-6.1 6.12 6.12-rt 6.1-debug}
 	for t in tests/harness/test-*.sh; do
 		[ -f "$t" ] || continue
 		name=harness/$(basename "$t" .sh)
+		# A host check that boots one kernel series says so ("# needs-kernel: SERIES") and
+		# runs when that series is in the run, like the integration tests on it.
+		need=$(sed -n 's/^# needs-kernel: *//p' "$t")
+		if [ -n "$need" ] && ! grep -qxF "$need" <(tr ' ' '\n' <<<"$all_series"); then
+			continue
+		fi
 		selected "$name" || continue
 		joblist+=("harness $name - $t")
 	done
-	for series in ${VIACAM_KERNELS:-6.1 6.12 6.12-rt 6.1-debug}; do
+	for series in $all_series; do
 		if [ -z "$(tools/vm/kernels.sh list "$series")" ]; then
 			result "$series/kernel-cache" 1 0 "(kernel $series is not cached: run make kernels)"
 			continue

@@ -4,6 +4,7 @@
 # run under make (MAKEFLAGS carries 'w', so a child make prints "Entering directory" lines).
 # The 6-minute compile itself runs in `make kernels` (6.1-debug) on a fresh machine; here the
 # tree it left in the cache is installed again into a scratch cache, through the same code.
+# needs-kernel: 6.1-debug
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}
