@@ -5,25 +5,31 @@
  * READ THIS FIRST - locking rules of the bridge
  *
  * 1. cam->lock (mutex) is vdev->lock of the capture and the backend node and
- *    q->lock of both vb2 queues. The V4L2 core takes it around every ioctl,
- *    and the vb2 fop helpers take it around read/write/mmap/poll/release, so
- *    every vb2 callback below runs with it held. A blocking VIDIOC_DQBUF does
- *    not hold it while it sleeps: vb2 calls wait_prepare/wait_finish
- *    (vb2_ops_wait_prepare/finish unlock and relock q->lock), so other ioctls
- *    and the producer keep going. No code path waits for user space with it
- *    held: consumer requests are stored and forwarded as events.
- *    Measurement mode (module parameter queue_lock=1): each queue's q->lock
- *    is its own mutex (cap_qlock, out_qlock), which the core then takes for
- *    buffer ioctls instead of cam->lock, and every vb2 callback takes
- *    cam->lock inside it (viacam_cb_lock). Order: queue lock -> cam->lock.
+ *    q->lock of the capture queue. The V4L2 core takes it around every ioctl
+ *    of the capture node and every non-buffer ioctl of the backend node, and
+ *    the vb2 fop helpers take it around the capture node's read/mmap/poll/
+ *    release, so every capture vb2 callback runs with it held. A blocking
+ *    VIDIOC_DQBUF does not hold it while it sleeps: vb2 calls wait_prepare/
+ *    wait_finish (vb2_ops_wait_prepare/finish unlock and relock q->lock), so
+ *    other ioctls and the producer keep going. No code path waits for user
+ *    space with it held: consumer requests are stored and forwarded as events.
+ *    The backend queue's q->lock is its own mutex, cam->out_qlock: the core
+ *    takes it for the backend's buffer ioctls and vb2 for its write() and
+ *    release, and its callbacks take cam->lock inside it (viacam_cb_lock).
+ *    Whatever waits for the producer's user space (vb2's write() emulation
+ *    copying from it, USERPTR pinning its pages) therefore waits under
+ *    out_qlock alone and stalls no consumer. Order: out_qlock -> cam->lock.
+ *    Measurement mode (module parameter queue_lock=1): the capture queue's
+ *    q->lock is cam->cap_qlock in the same way.
  * 2. cam->copy_lock (mutex) is held by whoever takes a capture buffer off
  *    cap_queued to fill it, until the buffer is done: the worker,
- *    out_buf_queue, and a direct write() (which drops cam->lock for its
- *    copy_from_user). So
- *    fills never overlap, capture buffers complete in sequence order, and a
- *    buffer read as a repeat source (src_buf) is not overwritten meanwhile.
- *    A capture stop_streaming takes it once after detaching its buffers, to
- *    wait for a direct copy in flight.
+ *    out_buf_queue, and a direct write(). So fills never overlap, capture
+ *    buffers complete in sequence order, and a buffer read as a repeat source
+ *    (src_buf) is not overwritten meanwhile. A capture stop_streaming takes it
+ *    once after detaching its buffers, to wait for a direct copy in flight.
+ *    Nothing holding it waits for user space: a direct write() copies with
+ *    page faults disabled, and a copy that would fault goes the slow way
+ *    (vb2's write() emulation, under out_qlock only).
  * 3. cam->slock (spinlock) protects the hand-off state (lists, held buffer,
  *    src_buf, active flags, stream formats, counters). It is held only for
  *    pointer and counter updates: never across a copy, an allocation or a
@@ -44,8 +50,9 @@
  * frame. The backend queue therefore has at least two buffers.
  * A write() of one whole raw frame while a capture buffer waits skips the
  * backend queue: it is copied from user space straight into that buffer (one
- * copy; vb2's write() emulation plus the hand-off would make two). That
- * buffer is then the source for repeats (src_buf) once it is queued again.
+ * copy; vb2's write() emulation plus the hand-off would make two), if its
+ * pages are present. That buffer is then the source for repeats (src_buf)
+ * once it is queued again.
  */
 #include <linux/delay.h>
 #include <linux/jiffies.h>
@@ -61,7 +68,7 @@
 static bool queue_lock;
 module_param(queue_lock, bool, 0444);
 MODULE_PARM_DESC(queue_lock,
-		 "give each vb2 queue its own lock instead of the node's lock (measurement mode, default off)");
+		 "give the capture queue its own lock instead of the node's lock (measurement mode, default off)");
 
 /*
  * Fault injection for the tests: bits 0 and 1 each widen one race window to
@@ -138,19 +145,21 @@ static u32 viacam_src_len(struct viacam_buf *src, const struct viacam_streamfmt 
 }
 
 /*
- * vb2 callbacks run with q->lock held. That is cam->lock, except with
- * queue_lock=1: then they take cam->lock for the format, counts and events.
+ * vb2 callbacks run with q->lock held. For the capture queue that is
+ * cam->lock (unless queue_lock=1); the backend queue has its own lock
+ * (out_qlock). Where q->lock is not cam->lock, a callback takes cam->lock for
+ * the format, counts and events.
  */
-static void viacam_cb_lock(struct viacam_cam *cam)
+static void viacam_cb_lock(struct viacam_cam *cam, struct vb2_queue *q)
 {
-	if (cam->own_qlocks)
+	if (q->lock != &cam->lock)
 		mutex_lock(&cam->lock);
 	lockdep_assert_held(&cam->lock);
 }
 
-static void viacam_cb_unlock(struct viacam_cam *cam)
+static void viacam_cb_unlock(struct viacam_cam *cam, struct vb2_queue *q)
 {
-	if (cam->own_qlocks)
+	if (q->lock != &cam->lock)
 		mutex_unlock(&cam->lock);
 }
 
@@ -425,10 +434,10 @@ static int viacam_queue_sizes(struct vb2_queue *q, unsigned int *nbuffers,
 	u32 fmt_size, max_frame;
 	u64 size, fit;
 
-	viacam_cb_lock(cam);
+	viacam_cb_lock(cam, q);
 	fmt_size = cam->fmt.sizeimage;
 	max_frame = viacam_max_frame(cam);
-	viacam_cb_unlock(cam);
+	viacam_cb_unlock(cam, q);
 
 	if (*nplanes) {
 		if (*nplanes != 1 || sizes[0] < fmt_size ||
@@ -463,9 +472,9 @@ static int cap_buf_prepare(struct vb2_buffer *vb)
 	struct viacam_cam *cam = vb2_get_drv_priv(vb->vb2_queue);
 	u32 size;
 
-	viacam_cb_lock(cam);
+	viacam_cb_lock(cam, vb->vb2_queue);
 	size = cam->fmt.sizeimage;
-	viacam_cb_unlock(cam);
+	viacam_cb_unlock(cam, vb->vb2_queue);
 	return vb2_plane_size(vb, 0) < size ? -EINVAL : 0;
 }
 
@@ -497,7 +506,7 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 	unsigned long flags;
 	ktime_t now = ktime_get();
 
-	viacam_cb_lock(cam);
+	viacam_cb_lock(cam, q);
 	spin_lock_irqsave(&cam->slock, flags);
 	viacam_streamfmt_from_pix(&cam->cap_sfmt, &cam->fmt);
 	cam->cap_interval_num = cam->interval.numerator;
@@ -521,7 +530,7 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 	viacam_notify_consumers(cam);
 	queue_work(cam->wq, &cam->frame_work);
 	queue_delayed_work(cam->wq, &cam->repeat_work, msecs_to_jiffies(cam->timeout_ms));
-	viacam_cb_unlock(cam);
+	viacam_cb_unlock(cam, q);
 	return 0;
 }
 
@@ -532,7 +541,7 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	unsigned long flags;
 	LIST_HEAD(queued);
 
-	viacam_cb_lock(cam);
+	viacam_cb_lock(cam, q);
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->cap_active = false;
 	list_splice_init(&cam->cap_queued, &queued);
@@ -554,7 +563,7 @@ static void cap_stop_streaming(struct vb2_queue *q)
 
 	viacam_send_event(cam, VIACAM_EVENT_STREAM_STOP, NULL, 0);
 	viacam_notify_consumers(cam);
-	viacam_cb_unlock(cam);
+	viacam_cb_unlock(cam, q);
 }
 
 static const struct vb2_ops viacam_cap_qops = {
@@ -591,10 +600,10 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 	bool compressed;
 	u32 size;
 
-	viacam_cb_lock(cam);
+	viacam_cb_lock(cam, vb->vb2_queue);
 	size = cam->fmt.sizeimage;
 	compressed = viacam_is_compressed(cam->fmt.pixelformat);
-	viacam_cb_unlock(cam);
+	viacam_cb_unlock(cam, vb->vb2_queue);
 	if (vb2_plane_size(vb, 0) < size)
 		return -EINVAL;
 	/*
@@ -670,13 +679,13 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
 	unsigned long flags;
 
-	viacam_cb_lock(cam);
+	viacam_cb_lock(cam, q);
 	spin_lock_irqsave(&cam->slock, flags);
 	viacam_streamfmt_from_pix(&cam->out_sfmt, &cam->fmt);
 	cam->out_active = true;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	queue_work(cam->wq, &cam->frame_work);
-	viacam_cb_unlock(cam);
+	viacam_cb_unlock(cam, q);
 	return 0;
 }
 
@@ -691,7 +700,7 @@ static void out_stop_streaming(struct vb2_queue *q)
 	unsigned long flags;
 	LIST_HEAD(pending);
 
-	viacam_cb_lock(cam);
+	viacam_cb_lock(cam, q);
 	cam->wr_partial = 0;
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->out_active = false;
@@ -712,7 +721,7 @@ static void out_stop_streaming(struct vb2_queue *q)
 		list_add(&held->list, &pending);
 	}
 	viacam_return_list(&pending, VB2_BUF_STATE_ERROR);
-	viacam_cb_unlock(cam);
+	viacam_cb_unlock(cam, q);
 }
 
 static const struct vb2_ops viacam_out_qops = {
@@ -771,9 +780,13 @@ static struct viacam_buf *viacam_write_take(struct viacam_cam *cam, struct file 
 
 /*
  * Copy the frame into @cap (copy_lock held, no other lock) and complete it.
- * The capture stream may have stopped meanwhile: its stop_streaming then
- * waits for copy_lock, and @cap is no longer on any list of ours. On success
- * the frame replaces the held one, which is returned in @old.
+ * The copy runs with page faults disabled: copy_lock must not wait for user
+ * space (a stop_streaming waits for it). If a page is missing, the take is
+ * undone and -EFAULT returned; the caller then takes the slow way, which
+ * faults the pages in under out_qlock alone. The capture stream may have
+ * stopped meanwhile: its stop_streaming then waits for copy_lock, and @cap
+ * is no longer on any list of ours. On success the frame replaces the held
+ * one, which is returned in @old.
  */
 static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 				 const char __user *ubuf, size_t count,
@@ -784,7 +797,7 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 	bool failed;
 
 	viacam_inject_delay(VIACAM_INJECT_WRITE);
-	failed = copy_from_user(vb2_plane_vaddr(vb, 0), ubuf, count);
+	failed = copy_from_user_nofault(vb2_plane_vaddr(vb, 0), ubuf, count);
 	spin_lock_irqsave(&cam->slock, flags);
 	if (failed) {
 		/* Nothing was taken since (copy_lock): undo the take. */
@@ -835,7 +848,7 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
 
 	if (mutex_lock_interruptible(q->lock))
 		return -ERESTARTSYS;
-	viacam_cb_lock(cam);
+	viacam_cb_lock(cam, q);
 	if (READ_ONCE(cam->gone))
 		ret = -ENODEV;
 	else if (q->owner && q->owner != file->private_data)
@@ -844,7 +857,7 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
 		cap = viacam_write_take(cam, file, count);
 	if (cap && !q->owner)
 		q->owner = file->private_data;	/* as vb2_fop_write() does */
-	viacam_cb_unlock(cam);
+	viacam_cb_unlock(cam, q);
 	mutex_unlock(q->lock);
 
 	if (cap) {
@@ -853,7 +866,10 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
 		/* A held frame was shown already; the producer gets it back. */
 		if (old)
 			vb2_buffer_done(&old->vb.vb2_buf, VB2_BUF_STATE_DONE);
-		return ret;
+		if (ret != -EFAULT)
+			return ret;
+		/* A page of the frame was not there: the slow way faults it in. */
+		ret = 0;
 	}
 	if (READ_ONCE(cam->gone))
 		return -ENODEV;
@@ -862,10 +878,10 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
 
 	ret = vb2_fop_write(file, ubuf, count, ppos);
 	if (ret > 0 && !mutex_lock_interruptible(q->lock)) {
-		viacam_cb_lock(cam);
+		viacam_cb_lock(cam, q);
 		if (cam->fmt.sizeimage)
 			cam->wr_partial = (cam->wr_partial + ret) % cam->fmt.sizeimage;
-		viacam_cb_unlock(cam);
+		viacam_cb_unlock(cam, q);
 		mutex_unlock(q->lock);
 	}
 	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
@@ -889,8 +905,10 @@ static int viacam_queue_init(struct viacam_cam *cam, struct vb2_queue *q,
 	q->timestamp_flags = capture ?
 		V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC | V4L2_BUF_FLAG_TSTAMP_SRC_EOF :
 		V4L2_BUF_FLAG_TIMESTAMP_COPY;
-	if (cam->own_qlocks)
-		q->lock = capture ? &cam->cap_qlock : &cam->out_qlock;
+	if (!capture)
+		q->lock = &cam->out_qlock;
+	else if (queue_lock)
+		q->lock = &cam->cap_qlock;
 	else
 		q->lock = &cam->lock;
 	return vb2_queue_init(q);
@@ -900,7 +918,6 @@ int viacam_queues_init(struct viacam_cam *cam)
 {
 	int ret;
 
-	cam->own_qlocks = queue_lock;
 	mutex_init(&cam->cap_qlock);
 	mutex_init(&cam->out_qlock);
 	mutex_init(&cam->copy_lock);

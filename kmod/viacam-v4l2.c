@@ -1031,7 +1031,7 @@ static int viacam_cap_release(struct file *file)
 	struct viacam_cam *cam = video_drvdata(file);
 	int ret;
 
-	if (cam->own_qlocks) {
+	if (cam->cap_q.lock != &cam->lock) {
 		/* queue_lock=1: the queue's own lock first, as for any buffer call. */
 		ret = _vb2_fop_release(file, cam->cap_q.lock);
 		mutex_lock(&cam->lock);

@@ -65,28 +65,32 @@ struct viacam_cam {
 	u32 timeout_ms;
 
 	struct v4l2_device v4l2_dev;	/* its release frees this struct */
-	bool own_qlocks;		/* queue_lock=1: the vb2 queues use cap/out_qlock */
 	struct video_device cap_vdev;	/* capture node, for applications */
 	struct video_device out_vdev;	/* backend node, for the producer */
 	struct vb2_queue cap_q;
 	struct vb2_queue out_q;
 
 	/*
-	 * lock: vdev->lock of both nodes and q->lock of both queues, so the V4L2
-	 * core holds it around every ioctl and file operation of this camera (vb2
-	 * drops it while a DQBUF waits). Protects everything from here to slock:
-	 * the negotiated format and interval, the declarations, the control
-	 * handler pointer, cap_open and gone.
+	 * lock: vdev->lock of both nodes and q->lock of the capture queue, so the
+	 * V4L2 core holds it around every ioctl and file operation of the capture
+	 * node and every non-buffer ioctl of the backend node (vb2 drops it while
+	 * a DQBUF waits). Protects everything from here to slock: the negotiated
+	 * format and interval, the declarations, the control handler pointer,
+	 * cap_open and gone.
 	 */
 	struct mutex lock;
 	/*
-	 * cap_qlock, out_qlock: q->lock of the capture and the backend queue when
-	 * the module was loaded with queue_lock=1 (a measurement mode). They
-	 * serialize that queue's buffer ioctls and file I/O; the vb2 callbacks
-	 * then take cam->lock inside them. Unused (q->lock is cam->lock) otherwise.
+	 * out_qlock: q->lock of the backend queue. It serializes the backend
+	 * node's buffer ioctls, write() and release; its vb2 callbacks take
+	 * cam->lock inside it. A producer's copy from its own user space (vb2's
+	 * write() emulation, USERPTR pinning) waits under this lock only, so a
+	 * producer whose memory faults slowly (userfaultfd, FUSE) stalls nobody
+	 * but itself.
+	 * cap_qlock: q->lock of the capture queue instead of cam->lock when the
+	 * module was loaded with queue_lock=1 (a measurement mode).
 	 */
 	struct mutex cap_qlock;		/* queue_lock=1: q->lock of cap_q */
-	struct mutex out_qlock;		/* queue_lock=1: q->lock of out_q */
+	struct mutex out_qlock;		/* q->lock of out_q */
 	/* Buffers allocated on each queue (buf_init/buf_cleanup, under that q->lock) */
 	unsigned int cap_nbufs;
 	unsigned int out_nbufs;

@@ -43,9 +43,11 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/userfaultfd.h>
 #include "viacam.h"
 
 static int failures;
@@ -1390,10 +1392,135 @@ static int race_small_src(int capfd, int outfd)
 	return failures ? 1 : 0;
 }
 
+struct consumer_ops {
+	int capfd, ctl;
+	uint32_t id;
+	struct stream *cap;	/* STREAMOFF it too, when set */
+	volatile int done;
+	double ms;
+	int err;
+};
+
+/* What consumers and the control node do while a producer's write() waits. */
+static void *consumer_ops_main(void *arg)
+{
+	struct consumer_ops *o = arg;
+	struct v4l2_capability caps;
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct viacam_camera c = { .id = o->id };
+	double t = now_ms();
+
+	if (xioctl(o->capfd, VIDIOC_QUERYCAP, &caps) < 0 ||
+	    xioctl(o->capfd, VIDIOC_G_FMT, &f) < 0 ||
+	    (o->cap && streamoff(o->cap) < 0) ||
+	    xioctl(o->ctl, VIACAM_IOC_QUERY, &c) < 0)
+		o->err = errno;
+	o->ms = now_ms() - t;
+	o->done = 1;
+	return NULL;
+}
+
+/*
+ * uffd: a producer write()s a frame from memory whose pages a userfaultfd
+ * handler (this program) does not supply yet, so the kernel's copy from user
+ * space waits for user space. Meanwhile the consumer's QUERYCAP, G_FMT and
+ * STREAMOFF and the control node's QUERY must complete: no path of a
+ * consumer waits for a producer's user space. Twice: a whole frame while a
+ * capture buffer waits (the direct copy), and one while none does (vb2's
+ * write() emulation).
+ */
+static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct)
+{
+	struct write_job w = { .fd = outfd };
+	struct consumer_ops o = { .capfd = capfd, .ctl = ctl, .id = id };
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage zp = { .mode = 0 };
+	struct uffd_msg msg;
+	struct stream cap;
+	struct pollfd p;
+	pthread_t wt, ot;
+	uint32_t size;
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t maplen;
+	void *mem;
+	int uffd;
+	const char *how = direct ? "a capture buffer waits" : "no capture buffer waits";
+
+	CHECK(set_out_fmt(outfd, 640, 480, &size) == 0, "producer S_FMT 640x480");
+	if (direct) {
+		if (stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0)
+			return 1;
+		qbuf(&cap, 0, 0);
+		qbuf(&cap, 1, 0);
+		CHECK(streamon(&cap) == 0, "consumer streams, two buffers wait");
+		o.cap = &cap;
+	}
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0) {
+		fail("userfaultfd: %s", strerror(errno));
+		return 1;
+	}
+	maplen = (size + pg - 1) / pg * pg;
+	mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return 1;
+	reg.range.start = (uintptr_t)mem;
+	reg.range.len = maplen;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0) {
+		fail("UFFDIO_REGISTER: %s", strerror(errno));
+		return 1;
+	}
+	w.buf = mem;
+	w.len = size;
+	pthread_create(&wt, NULL, write_main, &w);
+	p = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	CHECK(poll(&p, 1, 5000) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	      msg.event == UFFD_EVENT_PAGEFAULT,
+	      "%s: the producer's write() waits for a page of its buffer", how);
+	pthread_create(&ot, NULL, consumer_ops_main, &o);
+	for (int i = 0; i < 300 && !o.done; i++)
+		usleep(10000);
+	CHECK(o.done && !o.err,
+	      "%s: consumer QUERYCAP, G_FMT%s and the control node's QUERY complete meanwhile (%s)",
+	      how, direct ? ", STREAMOFF" : "",
+	      !o.done ? "still blocked after 3 s" : o.err ? strerror(o.err) : "ok");
+	/* Now supply the pages: everything that waited goes on. */
+	zp.range.start = (uintptr_t)mem;
+	zp.range.len = maplen;
+	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) < 0)
+		fail("UFFDIO_ZEROPAGE: %s", strerror(errno));
+	pthread_join(wt, NULL);
+	pthread_join(ot, NULL);
+	CHECK(w.ret == (ssize_t)size, "%s: the write() takes the frame once the pages come (%zd, %s)", how, w.ret,
+	      w.ret < 0 ? strerror(w.err) : "ok");
+	close(uffd);
+	munmap(mem, maplen);
+	if (direct)
+		stream_unmap(&cap);
+	return failures ? 1 : 0;
+}
+
 static int cmd_race(int argc, char **argv)
 {
 	int capfd, outfd, ret;
 
+	if (argc == 5 && !strcmp(argv[1], "uffd")) {
+		int ctl = xopen("/dev/viacam", O_RDWR);
+		uint32_t id = strtoul(argv[4], NULL, 0);
+
+		ret = 0;
+		for (int direct = 1; direct >= 0; direct--) {
+			/* Fresh handles each time: a write() makes its fd the queue's owner. */
+			capfd = xopen(argv[2], O_RDWR | O_NONBLOCK);
+			outfd = xopen(argv[3], O_RDWR);
+			ret |= race_uffd_one(capfd, outfd, ctl, id, direct);
+			close(capfd);
+			close(outfd);
+		}
+		close(ctl);
+		return ret;
+	}
 	if (argc != 4)
 		return 2;
 	capfd = xopen(argv[2], O_RDWR | O_NONBLOCK);
