@@ -123,8 +123,9 @@ kmod:
 	tools/build-kmod.sh $(KDIR)
 
 # The module for every kernel of the test matrix.
+# "+": the kbuild runs get the jobserver of make -jN (one module at a time, each in parallel).
 kmod-all: kernels
-	@set -e; tools/vm/kernels.sh list | while read -r series kver dir; do \
+	+@set -e; tools/vm/kernels.sh list | while read -r series kver dir; do \
 		tools/build-kmod.sh "$$(tools/vm/kernels.sh kdir $$series)"; done
 
 deps:

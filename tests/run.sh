@@ -12,9 +12,15 @@
 #                    most 2; each guest is one single-threaded TCG process, see tools/vm/run.sh)
 #   TEST_MATCH       only run tests whose name matches this extended regex
 #   TEST_SKIP        skip tests whose name matches this extended regex (reported as skipped)
+#   VIACAM_TESTS     folder of the integration tests (default tests/integration), VIACAM_OUT
+#                    of the results (default build/test-results), VIACAM_TIMES of the times of
+#                    earlier runs (default ~/.cache/viacam/test-times): for the runner's own test
 # A test directory may hold "timeout" (seconds, default 300; tripled on *-debug kernels),
-# "kernels" (the only series it can run on, e.g. "6.1 6.12") and "ci-kernels" (the series it
-# runs on in `make check`; the full matrix ignores it).
+# "kernels" (the only series it can run on, e.g. "6.1 6.12"), "ci-kernels" (the series it
+# runs on in `make check`; the full matrix ignores it) and "shared" (it may share a guest: the
+# shared tests of a series run one after another in one guest, see
+# tests/integration/shared-guest.sh; each still gets its own result; VIACAM_SHARED=0 gives
+# each test a guest of its own).
 #   VIACAM_TEST_TIMEOUT  seconds: replaces every selected test's own timeout file (for long
 #                    runs such as make fuzz-nightly; still tripled on the *-debug kernels)
 # Test knobs (VIACAM_FUZZ_*, VIACAM_STRESS_*) reach the guest through tools/vm/run.sh.
@@ -25,7 +31,8 @@
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 cd "$src"
-out=$src/build/test-results
+out=${VIACAM_OUT:-$src/build/test-results}
+tests_dir=${VIACAM_TESTS:-tests/integration}
 mkdir -p "$out"
 passed=0 failed=0 skipped=0
 failures=()
@@ -34,7 +41,7 @@ case "$matrix" in ci|full) ;; *) echo "run.sh: VIACAM_MATRIX must be ci or full,
 jobs=${VIACAM_JOBS:-$(n=$(nproc); [ "$n" -gt 2 ] && n=2; echo "$n")}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: VIACAM_JOBS must be a positive number" >&2; exit 2; }
 # Durations of earlier runs, so the longest tests start first.
-times_file=${VIACAM_CACHE:-$HOME/.cache/viacam}/test-times
+times_file=${VIACAM_TIMES:-${VIACAM_CACHE:-$HOME/.cache/viacam}/test-times}
 mkdir -p "$(dirname "$times_file")"
 touch "$times_file"
 run_start=$(date +%s)
@@ -105,7 +112,8 @@ if [ "${1:-}" != --unit-only ]; then
 			result "$series/kernel-cache" 1 0 "(kernel $series is not cached: run make kernels)"
 			continue
 		fi
-		for dir in tests/integration/TEST-*/; do
+		shared=()
+		for dir in "$tests_dir"/TEST-*/; do
 			dir=${dir%/}
 			name=$series/$(basename "$dir")
 			if [ -f "$dir/kernels" ] && ! grep -qxF "$series" <(tr ' ' '\n' <"$dir/kernels"); then
@@ -116,8 +124,18 @@ if [ "${1:-}" != --unit-only ]; then
 				continue
 			fi
 			selected "$name" || continue
-			joblist+=("guest $name $series $dir")
+			if [ -f "$dir/shared" ] && [ "${VIACAM_SHARED:-1}" = 1 ]; then
+				shared+=("$dir")
+			else
+				joblist+=("guest $name $series $dir")
+			fi
 		done
+		# The tests with a "shared" file run one after another in one guest per series.
+		if [ ${#shared[@]} -ge 2 ]; then
+			joblist+=("group $series/shared-guest $series $(IFS=,; echo "${shared[*]}")")
+		elif [ ${#shared[@]} = 1 ]; then
+			joblist+=("guest $series/$(basename "${shared[0]}") $series ${shared[0]}")
+		fi
 	done
 	# Longest first (the last run's time), so the job slots finish together. A job never
 	# timed yet (a fresh cache) is guessed from its timeout (tripled on the debug kernel,
@@ -128,6 +146,10 @@ if [ "${1:-}" != --unit-only ]; then
 		if [ "$secs" = 0 ]; then
 			if [ "$kind" = harness ]; then
 				secs=100
+			elif [ "$kind" = group ]; then
+				secs=$(for d in ${path//,/ }; do cat "$d/timeout" 2>/dev/null || echo 300; done |
+					awk '{ s += $1 } END { print s }')
+				case "$series" in *-debug) secs=$((secs * 3)) ;; esac
 			else
 				secs=$(cat "$path/timeout" 2>/dev/null || echo 300)
 				case "$series" in *-debug) secs=$((secs * 3)) ;; esac
@@ -145,6 +167,20 @@ if [ "${1:-}" != --unit-only ]; then
 		start=$(date +%s)
 		if [ "$kind" = harness ]; then
 			bash "$path" "$res/work" >"$res/output.log" 2>&1
+			rc=$?
+		elif [ "$kind" = group ]; then
+			# Each test keeps its own time limit inside the guest; the guest gets their sum.
+			local d t total=60
+			: >"$res/tests.list"
+			for d in ${path//,/ }; do
+				t=${VIACAM_TEST_TIMEOUT:-$(cat "$d/timeout" 2>/dev/null || echo 300)}
+				case "$series" in *-debug) t=$((t * 3)) ;; esac
+				echo "$t $(cd "$d" && pwd)" >>"$res/tests.list"
+				total=$((total + t))
+			done
+			VIACAM_VM_KEEP=$(cut -d' ' -f2- "$res/tests.list" | paste -sd:) \
+				tools/vm/run.sh --kernel "$series" --results "$res" --timeout "$total" \
+				tests/integration/shared-guest.sh >"$res/harness.log" 2>&1
 			rc=$?
 		else
 			timeout=${VIACAM_TEST_TIMEOUT:-$(cat "$path/timeout" 2>/dev/null || echo 300)}
@@ -168,6 +204,10 @@ if [ "${1:-}" != --unit-only ]; then
 			[ "$rc" = 0 ] || tail -n 5 "$res/output.log" | sed 's/^/     /'
 			return
 		fi
+		if [ "$kind" = group ]; then
+			report_group "$series" "$res" "$rc" "$path"
+			return
+		fi
 		result "$name" "$rc" "$secs" "$res/output.log" "$res/summary"
 		retries=$(cat "$res/boot-retries" 2>/dev/null || echo 0)
 		if [ "$retries" != 0 ]; then
@@ -177,6 +217,49 @@ if [ "${1:-}" != --unit-only ]; then
 		if [ "$rc" != 0 ]; then
 			sed 's/^/     /' "$res/harness.log" | tail -n 8
 			[ -f "$res/output.log" ] && tail -n 15 "$res/output.log" | sed 's/^/     | /'
+		fi
+	}
+
+	# report_group SERIES RES RC DIRS: one result per test of a shared guest. A test fails on
+	# its own exit status, or on a kernel report in its part of the guest's log (between its
+	# "viacam-vm: test NAME starts/ends" lines), or when the guest ended before it did. A guest
+	# that failed (a report outside every test's part, a kmemleak report at the end, a crash)
+	# while each test passed gives a failure of its own, SERIES/shared-guest.
+	report_group() {
+		local series=$1 res=$2 grc=$3 dirs=$4 d t name m rc secs log any_failed=0 retries
+		retries=$(cat "$res/boot-retries" 2>/dev/null || echo 0)
+		[ "$retries" != 0 ] &&
+			echo "     vm: the $series guest kernel faulted while booting, before the tests; booted again ($retries retries)"
+		log=$res/dmesg.log
+		[ -s "$log" ] || log=$res/console.log
+		for d in ${dirs//,/ }; do
+			t=$(basename "$d")
+			name=$series/$t
+			m=$res/$t
+			mkdir -p "$m"
+			rm -rf "${out:?}/$name" && ln -s "shared-guest/$t" "$out/$name"
+			rc=$(cat "$m/rc" 2>/dev/null)
+			secs=$(cat "$m/secs" 2>/dev/null || echo 0)
+			if [ -z "$rc" ]; then
+				rc=$grc
+				[ "$rc" = 0 ] && rc=1
+				echo "the shared guest ended (exit $grc) before this test did" >>"$m/output.log"
+			fi
+			awk -v s="viacam-vm: test $t starts" -v e="viacam-vm: test $t ends" \
+				'index($0, s) { on = 1 } on { print } index($0, e) { on = 0 }' "$log" >"$m/kernel.log"
+			if ! build/host/logscan --kernel-lines "$m/kernel.log" >"$m/scan.log" 2>&1; then
+				[ "$rc" = 0 ] && rc=126
+			fi
+			[ "$rc" = 0 ] && echo "$name $secs" >>"$times_file" || any_failed=1
+			result "$name" "$rc" "$secs" "$m/output.log" "$m/summary"
+			if [ "$rc" != 0 ]; then
+				[ -s "$m/scan.log" ] && sed 's/^/     kernel: /' "$m/scan.log" | head -n 8
+				tail -n 15 "$m/output.log" | sed 's/^/     | /'
+			fi
+		done
+		if [ "$grc" != 0 ] && [ "$any_failed" = 0 ]; then
+			result "$series/shared-guest" "$grc" "$(cat "$res/secs" 2>/dev/null || echo 0)" "$res/harness.log"
+			sed 's/^/     /' "$res/harness.log" | tail -n 8
 		fi
 	}
 

@@ -118,6 +118,9 @@ append="console=ttyS0 panic=-1 loglevel=6 printk.time=1 rw init=/init"
 append+=" vm_init=$here/guest-init.sh vm_src=$src vm_kver=$kver vm_modroot=$modroot"
 keep=${VIACAM_CACHE:-$HOME/.cache/viacam}
 [ -n "$script" ] && keep+=":$script"
+# More host paths under /tmp or /run the guest must see (colon-separated; tests/run.sh
+# passes the test folders of a shared guest).
+[ -n "${VIACAM_VM_KEEP:-}" ] && keep+=":$VIACAM_VM_KEEP"
 append+=" vm_results=$results vm_keep=$keep"
 [ -n "$script" ] && append+=" vm_script=$script"
 
