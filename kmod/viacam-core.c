@@ -276,7 +276,7 @@ static void viacam_query(struct viacam_cam *cam, struct viacam_camera *c)
 
 static int viacam_check_add(struct viacam_camera *c)
 {
-	if (strnlen(c->label, sizeof(c->label)) >= sizeof(c->label))
+	if (!viacam_text_ok(c->label, sizeof(c->label), true))
 		return -EINVAL;
 	if (c->id != VIACAM_ID_AUTO && c->id >= VIACAM_MAX_CAMERAS)
 		return -EINVAL;
@@ -409,6 +409,11 @@ static int __init viacam_init(void)
 
 		if (labels[i])
 			strscpy(c.label, labels[i], sizeof(c.label));
+		if (!viacam_text_ok(c.label, sizeof(c.label), true)) {
+			pr_err("viacam: the label of camera %u is not printable UTF-8\n", i);
+			ret = -EINVAL;
+			goto err_remove;
+		}
 		mutex_lock(&viacam_devices_lock);
 		cam = viacam_cam_create(&c);
 		mutex_unlock(&viacam_devices_lock);

@@ -3,6 +3,7 @@
  * viacam-format.c - the pixel formats the bridge knows, and their buffer sizes.
  */
 #include <linux/kernel.h>
+#include <linux/string.h>
 #include <linux/videodev2.h>
 
 #include "viacam.h"
@@ -62,4 +63,53 @@ void viacam_fill_pix(struct v4l2_pix_format *pix, u32 fourcc, u32 width, u32 hei
 	pix->xfer_func = V4L2_XFER_FUNC_DEFAULT;
 	pix->ycbcr_enc = V4L2_YCBCR_ENC_DEFAULT;
 	pix->quantization = V4L2_QUANTIZATION_DEFAULT;
+}
+
+/*
+ * Text that reaches applications (labels, card names, control and menu
+ * names): NUL-terminated within @len, not empty unless @may_be_empty, and
+ * well-formed UTF-8 without control characters (no C0 byte, no DEL, no C1
+ * code point, no overlong form, no surrogate, nothing above U+10FFFF).
+ */
+bool viacam_text_ok(const char *str, size_t len, bool may_be_empty)
+{
+	const u8 *s = (const u8 *)str;
+	size_t n = strnlen(str, len), i = 0;
+
+	if (n >= len || (!may_be_empty && !n))
+		return false;
+	while (i < n) {
+		u32 c = s[i], min;
+		unsigned int more, k;
+
+		if (c < 0x80) {
+			if (c < 0x20 || c == 0x7f)
+				return false;
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0)
+			more = 1;
+		else if ((c & 0xf0) == 0xe0)
+			more = 2;
+		else if ((c & 0xf8) == 0xf0)
+			more = 3;
+		else
+			return false;
+		/* Smallest code point that needs this many bytes, and the lead's bits. */
+		min = more == 1 ? 0x80 : more == 2 ? 0x800 : 0x10000;
+		c &= 0x3f >> more;
+		if (i + more >= n)
+			return false;
+		for (k = 1; k <= more; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			c = (c << 6) | (s[i + k] & 0x3f);
+		}
+		if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) ||
+		    (c >= 0x80 && c <= 0x9f))
+			return false;
+		i += more + 1;
+	}
+	return true;
 }

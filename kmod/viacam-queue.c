@@ -969,6 +969,23 @@ void viacam_stats(struct viacam_cam *cam, struct viacam_counters *c)
 	spin_unlock_irqrestore(&cam->slock, flags);
 }
 
+/*
+ * The consumer set a new frame interval (S_PARM, cam->lock held): a stream
+ * under way repeats frames at the new rate from the next repeat on.
+ */
+void viacam_stream_interval(struct viacam_cam *cam)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&cam->lock);
+	spin_lock_irqsave(&cam->slock, flags);
+	if (cam->cap_active) {
+		cam->cap_interval_num = cam->interval.numerator;
+		cam->cap_interval_den = cam->interval.denominator;
+	}
+	spin_unlock_irqrestore(&cam->slock, flags);
+}
+
 bool viacam_out_streaming(struct viacam_cam *cam)
 {
 	unsigned long flags;

@@ -287,13 +287,6 @@ static const struct v4l2_ctrl_ops viacam_ctrl_ops = {
 #define VIACAM_CTRL_FLAGS (V4L2_CTRL_FLAG_READ_ONLY | V4L2_CTRL_FLAG_SLIDER | \
 			   V4L2_CTRL_FLAG_INACTIVE)
 
-static bool viacam_str_ok(const char *s, size_t len, bool may_be_empty)
-{
-	size_t n = strnlen(s, len);
-
-	return n < len && (may_be_empty || n > 0);
-}
-
 static int viacam_check_ctrl(struct viacam_ctrl_entry *e)
 {
 	struct viacam_ctrl *c = &e->d;
@@ -305,7 +298,7 @@ static int viacam_check_ctrl(struct viacam_ctrl_entry *e)
 		return -EINVAL;
 	if (which != V4L2_CTRL_CLASS_USER && which != V4L2_CTRL_CLASS_CAMERA)
 		return -EINVAL;
-	if ((c->id & 0xffff) < 0x900 || !viacam_str_ok(c->name, sizeof(c->name), false))
+	if ((c->id & 0xffff) < 0x900 || !viacam_text_ok(c->name, sizeof(c->name), false))
 		return -EINVAL;
 	if (c->flags & ~VIACAM_CTRL_FLAGS)
 		return -EINVAL;
@@ -339,7 +332,7 @@ static int viacam_check_ctrl(struct viacam_ctrl_entry *e)
 		    c->menu_count != c->maximum + 1 || c->step)
 			return -EINVAL;
 		for (i = 0; i < c->menu_count; i++) {
-			if (!viacam_str_ok(c->menu[i], VIACAM_NAME_LEN, true))
+			if (!viacam_text_ok(c->menu[i], VIACAM_NAME_LEN, true))
 				return -EINVAL;
 			e->qmenu[i] = c->menu[i];
 		}
@@ -713,6 +706,7 @@ static int viacam_s_parm_cap(struct file *file, void *fh, struct v4l2_streamparm
 		if (iv.numerator != cam->interval.numerator ||
 		    iv.denominator != cam->interval.denominator) {
 			cam->interval = iv;
+			viacam_stream_interval(cam);
 			viacam_send_stream_event(cam, VIACAM_EVENT_INTERVAL);
 		}
 	}
@@ -965,7 +959,7 @@ static long viacam_out_default(struct file *file, void *fh, bool valid_prio,
 		return viacam_s_ctrls(cam, arg);
 	case VIACAM_IOC_S_INFO:
 		info = arg;
-		if (!viacam_str_ok(info->card, sizeof(info->card), true) ||
+		if (!viacam_text_ok(info->card, sizeof(info->card), true) ||
 		    memchr_inv(info->reserved, 0, sizeof(info->reserved)))
 			return -EINVAL;
 		strscpy(cam->card, info->card[0] ? info->card : cam->label, sizeof(cam->card));

@@ -168,6 +168,7 @@ const struct viacam_fmtinfo *viacam_fmtinfo(u32 fourcc);
 const struct viacam_fmtinfo *viacam_fmtinfo_at(unsigned int index);
 void viacam_fill_pix(struct v4l2_pix_format *pix, u32 fourcc, u32 width, u32 height,
 		     u32 sizeimage);
+bool viacam_text_ok(const char *str, size_t len, bool may_be_empty);
 
 /* viacam-queue.c */
 int viacam_queues_init(struct viacam_cam *cam);
@@ -179,6 +180,7 @@ struct viacam_counters {
 
 void viacam_stats(struct viacam_cam *cam, struct viacam_counters *c);
 ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos);
+void viacam_stream_interval(struct viacam_cam *cam);
 bool viacam_out_streaming(struct viacam_cam *cam);
 
 /* viacam-v4l2.c */

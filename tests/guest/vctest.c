@@ -24,8 +24,12 @@
  *       and /dev/viacam), reopening them now and then, for SECONDS; prints the counts
  *   vctest race held-stop|write-fault|small-src CAPDEV OUTDEV
  *       hand-off races, each window made 200 ms wide by viacam's "inject" parameter
+ *   vctest race uffd CAPDEV OUTDEV ID
+ *       a producer's write() waits for a userfaultfd handler; consumers must not wait
  *   vctest limits CAPDEV OUTDEV
  *       buffer sizes and the max_queue_mb memory cap of a capture queue
+ *   vctest reparm CAPDEV OUTDEV
+ *       a consumer's S_PARM while it streams sets the rate of the bridge's repeats
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -875,6 +879,35 @@ static int cmd_declare(int argc, char **argv)
 		      "%s: REQBUFS 40 gives 32 (%u)", nodes[i], r.count);
 		close(nfd);
 	}
+	/* Names that reach applications are printable UTF-8 (the card name here). */
+	static const char *const bad_text[] = {
+		"tab\there", "bell\a", "del\x7f", "lone \xff byte", "cut \xc3",
+		"overlong \xc0\xaf", "surrogate \xed\xa0\x80", "C1 \xc2\x85",
+		"beyond \xf4\x90\x80\x80",
+	};
+	struct viacam_info info = { .card = "Kamera \xc3\xa4 \xe2\x9c\x93" };
+	struct v4l2_capability vcap;
+	int cfd = xopen(argv[1], O_RDWR);
+
+	CHECK(xioctl(outfd, VIACAM_IOC_S_INFO, &info) == 0 &&
+	      xioctl(cfd, VIDIOC_QUERYCAP, &vcap) == 0 &&
+	      !strcmp((const char *)vcap.card, info.card),
+	      "a UTF-8 card name reaches QUERYCAP (%s)", (const char *)vcap.card);
+	for (size_t i = 0; i < sizeof(bad_text) / sizeof(bad_text[0]); i++) {
+		struct viacam_info bi = { 0 };
+		struct viacam_ctrl bn = ctrls[0];
+
+		snprintf(bi.card, sizeof(bi.card), "%s", bad_text[i]);
+		CHECK(xioctl(outfd, VIACAM_IOC_S_INFO, &bi) < 0 && errno == EINVAL,
+		      "card name %zu (bad UTF-8 or a control character) is refused", i);
+		snprintf(bn.name, sizeof(bn.name), "%s", bad_text[i]);
+		CHECK(set_ctrls(outfd, &bn, 1) == -EINVAL, "control name %zu is refused", i);
+	}
+	CHECK(xioctl(cfd, VIDIOC_QUERYCAP, &vcap) == 0 && !strcmp((const char *)vcap.card, info.card),
+	      "the card name is unchanged after the refusals");
+	memset(&info, 0, sizeof(info));
+	xioctl(outfd, VIACAM_IOC_S_INFO, &info);
+	close(cfd);
 	CHECK(set_formats(outfd, NULL, 0) == 0, "going back to plain mode");
 	close(outfd);
 	return failures ? 1 : 0;
@@ -932,6 +965,11 @@ static int cmd_churn(int argc, char **argv)
 	memset(big.label, 'x', sizeof(big.label));
 	CHECK(xioctl(ctl, VIACAM_IOC_ADD, &big) < 0 && errno == EINVAL,
 	      "an unterminated label is refused with EINVAL");
+	CHECK(ctl_add(ctl, "line\nbreak", 0, &big) == -EINVAL &&
+	      ctl_add(ctl, "overlong \xc0\xaf", 0, &big) == -EINVAL,
+	      "labels with a control character or bad UTF-8 are refused with EINVAL");
+	CHECK(ctl_add(ctl, "K\xc3\xa4mera", 0, &big) == 0 && !strcmp(big.label, "K\xc3\xa4mera") &&
+	      ctl_remove(ctl, big.id) == 0, "a UTF-8 label is taken as it is");
 	CHECK(ctl_remove(ctl, 12345) == -ENOENT, "removing an unknown id gives ENOENT");
 	close(ctl);
 	return failures ? 1 : 0;
@@ -1569,6 +1607,73 @@ static int create_bufs(int fd, uint32_t count, uint32_t sizeimage, uint32_t *got
 	return 0;
 }
 
+/* Frames a streaming consumer gets in @ms (it drains and re-queues them). */
+static int count_frames(struct stream *s, int ms)
+{
+	double end = now_ms() + ms;
+	struct v4l2_buffer b;
+	int n = 0;
+
+	for (double left; (left = end - now_ms()) > 0;) {
+		if (dqbuf_wait(s, &b, (int)left + 1) < 0)
+			continue;
+		n++;
+		qbuf(s, b.index, 0);
+	}
+	return n;
+}
+
+/*
+ * reparm: with no producer the bridge repeats frames at the stream's rate.
+ * A consumer's S_PARM while it streams changes that rate at once (the
+ * repeats kept the rate of STREAMON before).
+ */
+static int cmd_reparm(int argc, char **argv)
+{
+	const struct viacam_format decl[] = {
+		{ V4L2_PIX_FMT_YUYV, 320, 240, 1, 30, 0, { 0, 0 } },
+		{ V4L2_PIX_FMT_YUYV, 320, 240, 1, 4, 0, { 0, 0 } },
+	};
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_streamparm sp = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct stream cap;
+	int capfd, outfd, fast, slow;
+
+	if (argc != 3)
+		return 2;
+	capfd = xopen(argv[1], O_RDWR | O_NONBLOCK);
+	outfd = xopen(argv[2], O_RDWR);
+	CHECK(set_formats(outfd, decl, 2) == 0, "backend declares YUYV 320x240 at 30 and 4 fps");
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+	f.fmt.pix.width = 320;
+	f.fmt.pix.height = 240;
+	CHECK(xioctl(capfd, VIDIOC_S_FMT, &f) == 0, "consumer S_FMT 320x240");
+	sp.parm.capture.timeperframe = (struct v4l2_fract){ 1, 30 };
+	CHECK(xioctl(capfd, VIDIOC_S_PARM, &sp) == 0 &&
+	      sp.parm.capture.timeperframe.denominator == 30, "consumer S_PARM 30 fps");
+	if (stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4) < 0)
+		return 1;
+	for (unsigned int i = 0; i < cap.count; i++)
+		qbuf(&cap, i, 0);
+	CHECK(streamon(&cap) == 0, "consumer STREAMON (no producer: the bridge repeats)");
+	count_frames(&cap, 1000);	/* past the repeat timeout */
+	fast = count_frames(&cap, 2000);
+	sp.parm.capture.timeperframe = (struct v4l2_fract){ 1, 4 };
+	CHECK(xioctl(capfd, VIDIOC_S_PARM, &sp) == 0 &&
+	      sp.parm.capture.timeperframe.denominator == 4, "consumer S_PARM 4 fps while streaming");
+	count_frames(&cap, 500);
+	slow = count_frames(&cap, 2000);
+	/* 60 and 8 frames when the machine keeps up; TCG may lose some of the 60. */
+	CHECK(fast >= 20, "repeats at 30 fps: %d frames in 2 s", fast);
+	CHECK(slow >= 5 && slow <= 11, "repeats at 4 fps after S_PARM: %d frames in 2 s", slow);
+	streamoff(&cap);
+	stream_unmap(&cap);
+	set_formats(outfd, NULL, 0);
+	close(capfd);
+	close(outfd);
+	return failures ? 1 : 0;
+}
+
 static int cmd_limits(int argc, char **argv)
 {
 	struct v4l2_requestbuffers rb = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
@@ -1642,8 +1747,10 @@ int main(int argc, char **argv)
 		return cmd_race(argc, argv);
 	if (!strcmp(argv[0], "limits"))
 		return cmd_limits(argc, argv);
+	if (!strcmp(argv[0], "reparm"))
+		return cmd_reparm(argc, argv);
 usage:
 	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
-			"remove-busy|stress|race|limits ... (see the top of tests/guest/vctest.c)\n");
+			"remove-busy|stress|race|limits|reparm ... (see the top of tests/guest/vctest.c)\n");
 	return 2;
 }
