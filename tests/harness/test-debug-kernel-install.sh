@@ -2,7 +2,7 @@
 # test-debug-kernel-install.sh - the part of the debug kernel's path that broke every fresh
 # machine: computing the release of the built tree and installing it into the kernel cache,
 # run under make (MAKEFLAGS carries 'w', so a child make prints "Entering directory" lines).
-# The 6-minute compile itself runs in `make kernels` (6.1-debug) on a fresh machine; here the
+# The ~16-minute compile itself runs in `make kernels` (6.1-debug) on a fresh machine; here the
 # tree it left in the cache is installed again into a scratch cache, through the same code.
 # needs-kernel: 6.1-debug
 set -u

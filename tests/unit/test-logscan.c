@@ -31,6 +31,7 @@ static void test_reports_are_caught(void **state)
 		"[    3.000009] rcu: INFO: rcu_preempt self-detected stall on CPU",
 		"[    3.000010] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
 		"[    3.000011] Kernel panic - not syncing: Fatal exception",
+		"[    3.000012] kmemleak: Kernel memory leak detector disabled",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -25,6 +25,7 @@ static const char *const patterns[] = {
 	"hard LOCKUP",
 	"detected stall",
 	"suspected memory leak",
+	"memory leak detector disabled",
 	"Kernel panic",
 };
 

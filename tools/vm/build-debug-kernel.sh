@@ -5,7 +5,7 @@
 # where linux-headers-R points at the build tree (KDIR for viacam.ko). A build whose inputs
 # (source package version, config fragment, this script) have not changed is re-used.
 # The configuration is `allnoconfig` plus tools/vm/debug-kernel.config (only what the guest
-# uses); about 6 minutes with -j2 on our 2-core machines.
+# uses); about 16 minutes with -j2 on our 2-core machines (plus ~1.5 for unpacking).
 #
 # Usage: build-debug-kernel.sh                 build (or re-use) and install into the cache
 #        build-debug-kernel.sh --install TREE  only install an already built TREE into the
@@ -72,7 +72,7 @@ if [ -n "$done_dir" ] && [ -f "$done_dir/.complete" ] && [ "$(cat "$done_dir/sta
 fi
 [ -n "$done_dir" ] && rm -rf "$done_dir"
 
-echo "debug kernel: building from linux-source-6.1 $srcver (about 6 minutes)" >&2
+echo "debug kernel: building from linux-source-6.1 $srcver (about 16 minutes on 2 cores)" >&2
 if [ ! -f "$tree/.unpacked-$srcver" ]; then
 	rm -rf "$cache/debug-build"
 	mkdir -p "$cache/debug-build"

@@ -109,7 +109,9 @@ modroot=$src/build/modroot/$kver
 # multi-threaded TCG the kernel's live text patching (int3-based text_poke_bp of static keys
 # and alternatives, which relies on every CPU seeing the new bytes after its sync IPI)
 # raced with the other vCPU's translated code and gave rare boot-time "Oops: int3" faults
-# on 6.12, and the early KASAN report in spinlock code on the debug kernel. Two vCPUs still
+# on 6.12. (The debug kernel's rare early KASAN report in spinlock code, ~0.004 s into the
+# boot while only the boot CPU runs, is not that race and came back once under single-threaded
+# TCG; its cause is not known; the boot retry below covers it.) Two vCPUs still
 # interleave, so the locking tests still see concurrency and preemption; tests/run.sh runs
 # two guests at once instead, one per host core. VIACAM_TCG_THREAD=multi opts back in.
 accel=${VIACAM_ACCEL:-tcg}
@@ -224,10 +226,14 @@ rm -f "$results"/*.test-part
 # so the boot leaves none). Its backtrace names viacam while the module is loaded; after
 # rmmod the module's frames are bare addresses.
 if [ -s "$results/kmemleak.log" ]; then
-	n=$(grep -c '^unreferenced object' "$results/kmemleak.log")
+	n=$(grep -c '^unreferenced object' "$results/kmemleak.log" || true)
 	who="objects"
 	grep -q '\[viacam\]' "$results/kmemleak.log" && who="objects, some allocated by viacam,"
-	echo "vm: kmemleak reports $n unreferenced $who (see $results/kmemleak.log)" >&2
+	if [ "$n" = 0 ]; then
+		echo "vm: kmemleak: $(head -n 1 "$results/kmemleak.log")" >&2
+	else
+		echo "vm: kmemleak reports $n unreferenced $who (see $results/kmemleak.log)" >&2
+	fi
 	[ "$status" = 0 ] && status=126
 fi
 exit "$status"
