@@ -29,7 +29,9 @@
  *    once after detaching its buffers, to wait for a direct copy in flight.
  *    Nothing holding it waits for user space: a direct write() copies with
  *    page faults disabled, and a copy that would fault goes the slow way
- *    (vb2's write() emulation, under out_qlock only).
+ *    (vb2's write() emulation, under out_qlock only). last_frame, the
+ *    bridge's own copy of a frame to repeat, is read and written only with
+ *    copy_lock held.
  * 3. cam->slock (spinlock) protects the hand-off state (lists, held buffer,
  *    src_buf, active flags, stream formats, counters). It is held only for
  *    pointer and counter updates: never across a copy, an allocation or a
@@ -71,15 +73,15 @@ MODULE_PARM_DESC(queue_lock,
 		 "give the capture queue its own lock instead of the node's lock (measurement mode, default off)");
 
 /*
- * Fault injection for the tests: bits 0 and 1 each widen one race window to
- * 200 ms, so that tests/integration/TEST-13-races hits it every time; bit 2
+ * Fault injection for the tests: bits 0, 1 and 3 each widen one race window
+ * to 200 ms, so that tests/integration/TEST-13-races hits it every time; bit 2
  * loses one allocation per camera, so that tests/harness/test-vm-verdicts can
  * show that a leak fails the run on the kmemleak kernel.
  */
 static uint inject;
 module_param(inject, uint, 0644);
 MODULE_PARM_DESC(inject,
-		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, by 200 ms; bit 2 leaks 64 bytes per camera (default 0)");
+		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, bit 3 the copy in a producer's QBUF, by 200 ms; bit 2 leaks 64 bytes per camera (default 0)");
 
 /*
  * Buffer memory is vmalloc memory that no cgroup is charged for, and anyone
@@ -93,6 +95,7 @@ MODULE_PARM_DESC(max_queue_mb,
 #define VIACAM_INJECT_WORKER	BIT(0)
 #define VIACAM_INJECT_WRITE	BIT(1)
 #define VIACAM_INJECT_LEAK	BIT(2)
+#define VIACAM_INJECT_QBUF	BIT(3)
 
 static void viacam_inject_delay(u32 site)
 {
@@ -228,6 +231,49 @@ static void viacam_return_list(struct list_head *list, enum vb2_buffer_state sta
 	}
 }
 
+/*
+ * Copy a frame to last_frame, the bridge's own frame to repeat while no
+ * backend frame can be shown. copy_lock held, so no repeat reads last_frame
+ * meanwhile; the caller made last_valid false under slock first.
+ */
+static void viacam_keep_frame(struct viacam_cam *cam, const void *src, u32 len,
+			      const struct viacam_streamfmt *sfmt)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&cam->copy_lock);
+	if (len > cam->last_size) {
+		kvfree(cam->last_frame);
+		cam->last_size = 0;
+		cam->last_frame = kvmalloc(len, GFP_KERNEL);
+		if (cam->last_frame)
+			cam->last_size = len;
+	}
+	if (!cam->last_frame)
+		return;
+	memcpy(cam->last_frame, src, len);
+	spin_lock_irqsave(&cam->slock, flags);
+	cam->last_sfmt = *sfmt;
+	cam->last_len = len;
+	cam->last_valid = true;
+	spin_unlock_irqrestore(&cam->slock, flags);
+}
+
+/* A stop_streaming callback (cam->lock held) keeps a frame to repeat later. */
+static void viacam_save_last(struct viacam_cam *cam, const void *src, u32 len,
+			     const struct viacam_streamfmt *sfmt)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&cam->lock);
+	mutex_lock(&cam->copy_lock);
+	spin_lock_irqsave(&cam->slock, flags);
+	cam->last_valid = false;
+	spin_unlock_irqrestore(&cam->slock, flags);
+	viacam_keep_frame(cam, src, len, sfmt);
+	mutex_unlock(&cam->copy_lock);
+}
+
 /* ------------------------------------------------------------------------
  * The worker: every copy happens here
  */
@@ -290,9 +336,11 @@ static void viacam_repeat_work(struct work_struct *work)
 	struct viacam_cam *cam = container_of(to_delayed_work(work), struct viacam_cam,
 					      repeat_work);
 	struct viacam_buf *cap = NULL;
+	struct viacam_streamfmt sfmt;
 	const void *src = NULL;
 	unsigned long flags, delay;
 	ktime_t now = ktime_get(), due;
+	bool keep = false;
 	u32 len = 0;
 	s64 interval_us;
 
@@ -323,61 +371,44 @@ static void viacam_repeat_work(struct work_struct *work)
 			src = vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0);
 			len = held_len;
 		} else if (cam->src_buf && (cam->src_ready || cap == cam->src_buf)) {
-			/* A direct write's frame, in a buffer that is ours again. */
+			/*
+			 * A direct write's frame, in a buffer that is ours again:
+			 * keep a copy (last_frame) before the buffer goes back to
+			 * the consumer, so later repeats do not depend on it.
+			 */
 			src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
-			if (cap == cam->src_buf)
-				cam->src_ready = false;
-		} else if (cam->last_valid && viacam_sfmt_fits(&cam->last_sfmt, &cam->cap_sfmt)) {
-			src = cam->last_frame;
-			len = cam->last_len;
-		} else if (viacam_is_compressed(cam->cap_sfmt.pixelformat)) {
-			/* No neutral frame exists for a compressed format. */
+			keep = true;
+			cam->src_buf = NULL;
+			cam->src_ready = false;
+			cam->last_valid = false;
+		} else if (cam->src_buf || (viacam_is_compressed(cam->cap_sfmt.pixelformat) &&
+			   !(cam->last_valid &&
+			     viacam_sfmt_fits(&cam->last_sfmt, &cam->cap_sfmt)))) {
+			/*
+			 * The newest frame is in a buffer the consumer still holds:
+			 * wait for it rather than show an older frame. And no
+			 * neutral frame exists for a compressed format.
+			 */
 			list_add(&cap->list, &cam->cap_queued);
 			cam->cap_sequence--;
 			cap = NULL;
+		} else if (cam->last_valid && viacam_sfmt_fits(&cam->last_sfmt, &cam->cap_sfmt)) {
+			src = cam->last_frame;
+			len = cam->last_len;
 		}
 	}
 	interval_us = div_u64((u64)cam->cap_interval_num * USEC_PER_SEC,
 			      max_t(u32, cam->cap_interval_den, 1));
+	sfmt = cam->cap_sfmt;
 	spin_unlock_irqrestore(&cam->slock, flags);
 
+	if (keep)
+		viacam_keep_frame(cam, src, len, &sfmt);
 	if (cap)
 		viacam_cap_complete(cam, cap, src, len, true);
 	mutex_unlock(&cam->copy_lock);
 	delay = usecs_to_jiffies(max_t(s64, interval_us, 1000));
 	queue_delayed_work(cam->wq, &cam->repeat_work, delay);
-}
-
-/*
- * Keep a copy of a frame to repeat while no backend frame can be shown. Runs
- * in a stop_streaming callback (cam->lock held) after the worker was flushed,
- * so nothing reads last_frame meanwhile (last_valid is false or the worker
- * is idle and cannot start a repeat on this camera's stopped queue).
- */
-static void viacam_save_last(struct viacam_cam *cam, const void *src, u32 len,
-			     const struct viacam_streamfmt *sfmt)
-{
-	unsigned long flags;
-
-	lockdep_assert_held(&cam->lock);
-	spin_lock_irqsave(&cam->slock, flags);
-	cam->last_valid = false;
-	spin_unlock_irqrestore(&cam->slock, flags);
-	if (len > cam->last_size) {
-		kvfree(cam->last_frame);
-		cam->last_size = 0;
-		cam->last_frame = kvmalloc(len, GFP_KERNEL);
-		if (cam->last_frame)
-			cam->last_size = len;
-	}
-	if (!cam->last_frame)
-		return;
-	memcpy(cam->last_frame, src, len);
-	spin_lock_irqsave(&cam->slock, flags);
-	cam->last_sfmt = *sfmt;
-	cam->last_len = len;
-	cam->last_valid = true;
-	spin_unlock_irqrestore(&cam->slock, flags);
 }
 
 /* ------------------------------------------------------------------------
@@ -548,6 +579,8 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	src = cam->src_ready ? cam->src_buf : NULL;
 	cam->src_buf = NULL;
 	cam->src_ready = false;
+	/* No capture buffer waits now: a write() goes through vb2's queue. */
+	cam->wr_direct = false;
 	spin_unlock_irqrestore(&cam->slock, flags);
 
 	/* A copy in flight completes its own buffer; wait for it. */
@@ -615,6 +648,11 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 		payload = size;
 		vb2_set_plane_payload(vb, 0, size);
 	}
+	/* A compressed frame through write(): as long as the write() (wr_len). */
+	if (!payload && compressed && vb->vb2_queue->fileio) {
+		payload = min_t(unsigned long, cam->wr_len, vb2_plane_size(vb, 0));
+		vb2_set_plane_payload(vb, 0, payload);
+	}
 	if (compressed) {
 		if (!payload || payload > size)
 			return -EINVAL;
@@ -664,8 +702,10 @@ static void out_buf_queue(struct vb2_buffer *vb)
 		kick = cam->out_active;
 	}
 	spin_unlock_irqrestore(&cam->slock, flags);
-	if (cap)
+	if (cap) {
+		viacam_inject_delay(VIACAM_INJECT_QBUF);
 		viacam_cap_complete(cam, cap, vb2_plane_vaddr(vb, 0), len, false);
+	}
 	mutex_unlock(&cam->copy_lock);
 	/* The frame held before was shown already: the producer gets it back. */
 	if (old)
@@ -833,6 +873,48 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 }
 
 /*
+ * vb2's write() emulation, as vb2_fop_write() runs it, under the backend
+ * queue's lock alone while it copies. A raw frame may come in pieces
+ * (wr_partial counts them). A compressed frame has no fixed size, so each
+ * write() is one frame: the emulation queues a buffer per write()
+ * (write_immediately, set before it starts; S_FMT cannot change the format
+ * while it runs), and wr_len keeps the frame's length, which out_buf_prepare
+ * needs where the v4l2 layer drops the emulation's byte count (6.1).
+ */
+static ssize_t viacam_write_queued(struct viacam_cam *cam, struct file *file,
+				   const char __user *ubuf, size_t count, loff_t *ppos)
+{
+	struct vb2_queue *q = &cam->out_q;
+	bool compressed;
+	ssize_t ret;
+
+	if (mutex_lock_interruptible(q->lock))
+		return -ERESTARTSYS;
+	if (vb2_queue_is_busy(q, file)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	viacam_cb_lock(cam, q);
+	compressed = viacam_is_compressed(cam->fmt.pixelformat);
+	viacam_cb_unlock(cam, q);
+	if (!q->fileio)
+		q->fileio_write_immediately = compressed;
+	cam->wr_len = min_t(size_t, count, U32_MAX);
+	ret = vb2_write(q, ubuf, count, ppos, file->f_flags & O_NONBLOCK);
+	if (q->fileio)
+		q->owner = file->private_data;
+	if (ret > 0 && !compressed) {
+		viacam_cb_lock(cam, q);
+		if (cam->fmt.sizeimage)
+			cam->wr_partial = (cam->wr_partial + ret) % cam->fmt.sizeimage;
+		viacam_cb_unlock(cam, q);
+	}
+out:
+	mutex_unlock(q->lock);
+	return ret;
+}
+
+/*
  * write() on the backend node. A whole raw frame written while a capture
  * buffer waits is copied straight into it, with cam->lock dropped for the
  * copy; anything else goes through vb2's write() emulation (a copy into a
@@ -876,14 +958,7 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
 	if (ret == -EBUSY)
 		return ret;
 
-	ret = vb2_fop_write(file, ubuf, count, ppos);
-	if (ret > 0 && !mutex_lock_interruptible(q->lock)) {
-		viacam_cb_lock(cam, q);
-		if (cam->fmt.sizeimage)
-			cam->wr_partial = (cam->wr_partial + ret) % cam->fmt.sizeimage;
-		viacam_cb_unlock(cam, q);
-		mutex_unlock(q->lock);
-	}
+	ret = viacam_write_queued(cam, file, ubuf, count, ppos);
 	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
 }
 
@@ -983,6 +1058,16 @@ void viacam_stream_interval(struct viacam_cam *cam)
 		cam->cap_interval_num = cam->interval.numerator;
 		cam->cap_interval_den = cam->interval.denominator;
 	}
+	spin_unlock_irqrestore(&cam->slock, flags);
+}
+
+/* The file that wrote frames by direct write() is closed. */
+void viacam_writer_gone(struct viacam_cam *cam)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cam->slock, flags);
+	cam->wr_direct = false;
 	spin_unlock_irqrestore(&cam->slock, flags);
 }
 

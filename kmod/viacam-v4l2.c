@@ -1075,10 +1075,30 @@ static long viacam_compat_ioctl32(struct file *file, unsigned int cmd, unsigned 
 }
 #endif
 
+/*
+ * The backend node's release. A writer whose frames went straight into
+ * capture buffers (direct write()) owns the queue without streaming it, so
+ * no stop_streaming tells the bridge it is gone: say so here.
+ */
+static int viacam_out_release(struct file *file)
+{
+	struct viacam_cam *cam = video_drvdata(file);
+	bool owner;
+	int ret;
+
+	mutex_lock(cam->out_q.lock);
+	owner = cam->out_q.owner == file->private_data;
+	mutex_unlock(cam->out_q.lock);
+	ret = vb2_fop_release(file);
+	if (owner)
+		viacam_writer_gone(cam);
+	return ret;
+}
+
 const struct v4l2_file_operations viacam_out_fops = {
 	.owner		= THIS_MODULE,
 	.open		= v4l2_fh_open,
-	.release	= vb2_fop_release,
+	.release	= viacam_out_release,
 	.write		= viacam_write,
 	.poll		= vb2_fop_poll,
 	.mmap		= vb2_fop_mmap,

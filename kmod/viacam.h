@@ -104,6 +104,7 @@ struct viacam_cam {
 	 */
 	struct mutex copy_lock;
 	u32 wr_partial;			/* bytes of a frame begun with vb2's write() */
+	u32 wr_len;			/* bytes of the write() under way (out_qlock) */
 	struct v4l2_pix_format fmt;	/* negotiated (capture) format */
 	struct v4l2_fract interval;	/* negotiated frame interval */
 	struct viacam_format *formats;	/* declared tuples, NULL: plain producer mode */
@@ -128,13 +129,16 @@ struct viacam_cam {
 	 * src_buf: the capture buffer a direct write() filled with the newest
 	 * frame (there is no held frame then). src_ready: it is queued again
 	 * (MMAP memory, untouched by us since), so it can be read to repeat it.
+	 * The first repeat copies it to last_frame and clears src_buf; until the
+	 * consumer gives it back, no repeat is made (an older frame would be).
 	 */
 	struct viacam_buf *src_buf;
 	bool src_ready;
 	bool cap_active;		/* capture queue streaming */
 	bool out_active;		/* backend queue streaming */
 	bool repeating;			/* timeout passed: the worker repeats frames */
-	bool wr_direct;			/* frames come by direct write(), until a timeout */
+	/* Frames come by direct write(): until a timeout, capture stop or close. */
+	bool wr_direct;
 	struct viacam_streamfmt cap_sfmt;	/* capture format while streaming */
 	struct viacam_streamfmt out_sfmt;	/* backend format while streaming */
 	struct viacam_streamfmt last_sfmt;	/* format of last_frame */
@@ -148,8 +152,13 @@ struct viacam_cam {
 	u64 frames_in, frames_out, frames_dropped, frames_repeated;
 	u64 copies;			/* frame copies made by the kernel (all paths) */
 
-	/* Written only with slock held and last_valid false; read by the worker. */
-	void *last_frame;		/* copy of the frame of a detached backend */
+	/*
+	 * The bridge's own copy of a frame to repeat: the held frame of a backend
+	 * that stopped, or a direct write()'s frame once repeats begin. Read and
+	 * written only with copy_lock held (last_valid and last_sfmt also under
+	 * slock).
+	 */
+	void *last_frame;
 	size_t last_size;		/* allocated size of last_frame */
 
 	/* All copies run here, one at a time (ordered workqueue). */
@@ -181,6 +190,7 @@ struct viacam_counters {
 void viacam_stats(struct viacam_cam *cam, struct viacam_counters *c);
 ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos);
 void viacam_stream_interval(struct viacam_cam *cam);
+void viacam_writer_gone(struct viacam_cam *cam);
 bool viacam_out_streaming(struct viacam_cam *cam);
 
 /* viacam-v4l2.c */

@@ -22,7 +22,7 @@
  *   vctest stress SECONDS THREADS NODE...
  *       THREADS threads issue random valid ioctls on random NODEs (capture, backend nodes
  *       and /dev/viacam), reopening them now and then, for SECONDS; prints the counts
- *   vctest race held-stop|write-fault|small-src CAPDEV OUTDEV
+ *   vctest race held-stop|write-fault|small-src|qbuf-copy CAPDEV OUTDEV
  *       hand-off races, each window made 200 ms wide by viacam's "inject" parameter
  *   vctest race uffd CAPDEV OUTDEV ID
  *       a producer's write() waits for a userfaultfd handler; consumers must not wait
@@ -30,6 +30,11 @@
  *       buffer sizes and the max_queue_mb memory cap of a capture queue
  *   vctest reparm CAPDEV OUTDEV
  *       a consumer's S_PARM while it streams sets the rate of the bridge's repeats
+ *   vctest mjpeg-write CAPDEV OUTDEV
+ *       compressed frames through write(): one write() is one frame, of any length
+ *   vctest repeats CAPDEV OUTDEV ID
+ *       repeats after a direct write() show that frame only; QUERY's BACKEND_STREAMING
+ *       ends with the capture stream or the writer's handle (camera timeout 500 ms)
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -48,6 +53,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1430,6 +1436,146 @@ static int race_small_src(int capfd, int outfd)
 	return failures ? 1 : 0;
 }
 
+/*
+ * qbuf-copy: a backend frame queued while a capture buffer waits is copied
+ * in the producer's QBUF. During that copy (made 200 ms long by inject bit
+ * 3) the consumer stops streaming, or closes its handle, or the producer is
+ * killed. Each returns at once after the copy, and the camera streams again
+ * afterwards.
+ */
+
+/* The producer, in a child: QBUF of frame @frame when told, then report. */
+static void qbuf_copy_producer(const char *outdev, uint32_t frame, int go[2], int done[2])
+{
+	struct stream out;
+	uint32_t size;
+	int fd = xopen(outdev, O_RDWR), r;
+	char c;
+
+	/* Only the parent writes to go and reads done: EOF on go means "exit". */
+	close(go[1]);
+	close(done[0]);
+
+	if (set_out_fmt(fd, 640, 480, &size) < 0 ||
+	    stream_setup(&out, fd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0 || streamon(&out) < 0)
+		_exit(3);
+	fill_frame(out.mem[0], size, frame);
+	if (write(done[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+		_exit(3);
+	r = qbuf(&out, 0, size);
+	c = r ? 'e' : 'q';
+	if (write(done[1], &c, 1) != 1)
+		_exit(3);
+	/* Stay until told, so that the frame stays the held one. */
+	if (read(go[0], &c, 1) < 0)
+		_exit(3);
+	_exit(0);
+}
+
+static int qbuf_copy_once(const char *capdev, const char *outdev, int how, uint32_t frame)
+{
+	static const char *const what[] = { "consumer STREAMOFF", "consumer close()",
+					    "producer SIGKILL" };
+	int go[2], done[2], capfd, status = 0;
+	struct stream cap;
+	struct v4l2_buffer b;
+	uint32_t counter = 0;
+	double t, ms;
+	pid_t pid;
+	char c = 0;
+
+	/* The child first: it must not share the consumer's handle (close() below). */
+	if (pipe(go) < 0 || pipe(done) < 0)
+		return 1;
+	pid = fork();
+	if (pid == 0)
+		qbuf_copy_producer(outdev, frame, go, done);
+	CHECK(read(done[0], &c, 1) == 1 && c == 'r', "%s: producer streams", what[how]);
+	capfd = xopen(capdev, O_RDWR | O_NONBLOCK);
+	if (stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0)
+		return 1;
+	qbuf(&cap, 0, 0);
+	qbuf(&cap, 1, 0);
+	CHECK(streamon(&cap) == 0, "%s: consumer streams, two buffers wait", what[how]);
+	set_inject(8);
+	CHECK(write(go[1], "g", 1) == 1, "%s: producer QBUF (copied in its call, 200 ms)", what[how]);
+	usleep(50000);
+	t = now_ms();
+	switch (how) {
+	case 0:
+		CHECK(streamoff(&cap) == 0, "consumer STREAMOFF during the copy");
+		break;
+	case 1:
+		stream_unmap(&cap);
+		CHECK(close(capfd) == 0, "consumer close() during the copy");
+		capfd = -1;
+		break;
+	case 2:
+		kill(pid, SIGKILL);
+		CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status),
+		      "producer killed during the copy");
+		pid = -1;
+		break;
+	}
+	ms = now_ms() - t;
+	set_inject(0);
+	CHECK(ms < 3000, "%s returned after %.0f ms", what[how], ms);
+	if (pid > 0) {
+		CHECK(read(done[0], &c, 1) == 1 && c == 'q', "the producer's QBUF succeeded (%c)", c);
+		close(go[1]);
+		waitpid(pid, &status, 0);
+	} else {
+		close(go[1]);
+	}
+	close(go[0]);
+	close(done[0]);
+	close(done[1]);
+	if (capfd >= 0) {
+		streamoff(&cap);
+		stream_unmap(&cap);
+		close(capfd);
+	}
+
+	/* The camera works on: a new consumer gets a new producer's frame. */
+	capfd = xopen(capdev, O_RDWR | O_NONBLOCK);
+	if (pipe(go) < 0 || pipe(done) < 0 ||
+	    stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0)
+		return 1;
+	qbuf(&cap, 0, 0);
+	qbuf(&cap, 1, 0);
+	CHECK(streamon(&cap) == 0, "after %s: a new consumer streams", what[how]);
+	pid = fork();
+	if (pid == 0)
+		qbuf_copy_producer(outdev, frame + 1, go, done);
+	c = 0;
+	CHECK(read(done[0], &c, 1) == 1 && c == 'r' && write(go[1], "g", 1) == 1 &&
+	      read(done[0], &c, 1) == 1 && c == 'q', "after %s: a new producer queues frame %u",
+	      what[how], frame + 1);
+	int r = dqbuf_wait(&cap, &b, 3000);
+
+	CHECK(r == 0 && check_frame(cap.mem[b.index], b.bytesused, &counter) == FRAME_REAL &&
+	      counter == frame + 1, "after %s: the consumer gets frame %u (%s, counter %u)",
+	      what[how], frame + 1, r ? strerror(-r) : "ok", counter);
+	close(go[1]);
+	waitpid(pid, &status, 0);
+	close(go[0]);
+	close(done[0]);
+	close(done[1]);
+	streamoff(&cap);
+	stream_unmap(&cap);
+	close(capfd);
+	return failures ? 1 : 0;
+}
+
+static int race_qbuf_copy(const char *capdev, const char *outdev)
+{
+	int ret = 0;
+
+	for (int how = 0; how < 3; how++)
+		ret |= qbuf_copy_once(capdev, outdev, how, 100 * (how + 1));
+	return ret;
+}
+
 struct consumer_ops {
 	int capfd, ctl;
 	uint32_t id;
@@ -1561,6 +1707,8 @@ static int cmd_race(int argc, char **argv)
 	}
 	if (argc != 4)
 		return 2;
+	if (!strcmp(argv[1], "qbuf-copy"))
+		return race_qbuf_copy(argv[2], argv[3]);
 	capfd = xopen(argv[2], O_RDWR | O_NONBLOCK);
 	outfd = xopen(argv[3], O_RDWR);
 	if (!strcmp(argv[1], "held-stop"))
@@ -1574,6 +1722,190 @@ static int cmd_race(int argc, char **argv)
 	close(capfd);
 	close(outfd);
 	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * repeats: what the bridge repeats after a direct write(), and what QUERY says
+ */
+
+static uint32_t cam_state(int ctl, uint32_t id)
+{
+	struct viacam_camera c = { .id = id };
+
+	return xioctl(ctl, VIACAM_IOC_QUERY, &c) < 0 ? 0xffffffff : c.state;
+}
+
+/*
+ * Frames that come in @ms; each must be frame @want. With @hold the consumer
+ * acts as a video sink does: it keeps the newest buffer and gives back the
+ * one before. Returns how many came; *bad counts the wrong ones.
+ */
+static int repeats_of(struct stream *s, uint32_t want, int ms, bool hold, int *prev, int *bad)
+{
+	double end = now_ms() + ms;
+	struct v4l2_buffer b;
+	uint32_t counter;
+	int n = 0;
+
+	for (double left; (left = end - now_ms()) > 0;) {
+		if (dqbuf_wait(s, &b, (int)left + 1) < 0)
+			continue;
+		n++;
+		if (check_frame(s->mem[b.index], b.bytesused, &counter) != FRAME_REAL ||
+		    counter != want)
+			(*bad)++;
+		if (!hold) {
+			qbuf(s, b.index, 0);
+			continue;
+		}
+		if (*prev >= 0)
+			qbuf(s, *prev, 0);
+		*prev = b.index;
+	}
+	return n;
+}
+
+/*
+ * A write()n frame goes straight into a capture buffer. When the producer
+ * then stalls (camera timeout 500 ms), the bridge repeats that frame, and
+ * only that frame: not an older or neutral one while the consumer holds the
+ * buffer (it waits for it), nor later while a sink-like consumer always
+ * holds the newest buffer. QUERY stops saying BACKEND_STREAMING when the
+ * consumer stops streaming and when the writer closes its handle.
+ */
+static int cmd_repeats(int argc, char **argv)
+{
+	struct stream cap;
+	struct v4l2_buffer b;
+	uint32_t size, counter = 0, st;
+	int capfd, outfd, ctl, prev = -1, bad = 0, n, kept;
+	uint32_t id;
+	uint8_t *frame;
+
+	if (argc != 4)
+		return 2;
+	capfd = xopen(argv[1], O_RDWR | O_NONBLOCK);
+	outfd = xopen(argv[2], O_RDWR);
+	ctl = xopen("/dev/viacam", O_RDWR);
+	id = strtoul(argv[3], NULL, 0);
+	CHECK(set_out_fmt(outfd, 320, 240, &size) == 0, "producer S_FMT 320x240");
+	frame = malloc(size);
+	if (!frame || stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4) < 0)
+		return 1;
+	for (unsigned int i = 0; i < cap.count; i++)
+		qbuf(&cap, i, 0);
+	CHECK(streamon(&cap) == 0, "consumer streams, %u buffers wait", cap.count);
+	fill_frame(frame, size, 4242);
+	CHECK(write(outfd, frame, size) == (ssize_t)size, "producer write()s frame 4242");
+	CHECK(dqbuf_wait(&cap, &b, 3000) == 0 &&
+	      check_frame(cap.mem[b.index], b.bytesused, &counter) == FRAME_REAL && counter == 4242,
+	      "consumer gets frame 4242 (counter %u)", counter);
+	kept = b.index;
+	st = cam_state(ctl, id);
+	CHECK(st != 0xffffffff && (st & VIACAM_STATE_BACKEND_STREAMING),
+	      "QUERY: the writer counts as a streaming backend (state %#x)", st);
+
+	/* The consumer keeps that buffer past the timeout. */
+	n = repeats_of(&cap, 4242, 1500, false, &prev, &bad);
+	CHECK(bad == 0, "while the consumer holds the newest frame's buffer, no other frame "
+	      "is repeated (%d of %d wrong)", bad, n);
+	qbuf(&cap, kept, 0);
+	bad = 0;
+	n = repeats_of(&cap, 4242, 2500, true, &prev, &bad);
+	CHECK(n >= 5 && bad == 0, "once it is back, frame 4242 is repeated, also while the "
+	      "consumer always holds the newest buffer (%d repeats, %d wrong)", n, bad);
+	st = cam_state(ctl, id);
+	CHECK(st & VIACAM_STATE_REPEATING, "QUERY says REPEATING (state %#x)", st);
+	if (prev >= 0)
+		qbuf(&cap, prev, 0);
+
+	/* A new frame, then the consumer stops before the timeout. */
+	fill_frame(frame, size, 4243);
+	CHECK(write(outfd, frame, size) == (ssize_t)size, "producer write()s frame 4243");
+	st = cam_state(ctl, id);
+	CHECK(st & VIACAM_STATE_BACKEND_STREAMING, "QUERY: streaming backend again (state %#x)", st);
+	CHECK(streamoff(&cap) == 0, "consumer STREAMOFF");
+	st = cam_state(ctl, id);
+	CHECK(!(st & VIACAM_STATE_BACKEND_STREAMING),
+	      "QUERY: no streaming backend once no consumer streams (state %#x)", st);
+
+	/* Again, and this time the writer closes its handle. */
+	for (unsigned int i = 0; i < cap.count; i++)
+		qbuf(&cap, i, 0);
+	CHECK(streamon(&cap) == 0, "consumer streams again");
+	fill_frame(frame, size, 4244);
+	CHECK(write(outfd, frame, size) == (ssize_t)size, "producer write()s frame 4244");
+	st = cam_state(ctl, id);
+	CHECK(st & VIACAM_STATE_BACKEND_STREAMING, "QUERY: streaming backend (state %#x)", st);
+	close(outfd);
+	st = cam_state(ctl, id);
+	CHECK(!(st & VIACAM_STATE_BACKEND_STREAMING),
+	      "QUERY: no streaming backend once the writer closed its handle (state %#x)", st);
+	streamoff(&cap);
+	stream_unmap(&cap);
+	free(frame);
+	close(capfd);
+	close(ctl);
+	return failures ? 1 : 0;
+}
+
+/*
+ * mjpeg-write: a producer write()s compressed frames of different lengths;
+ * each write() is one frame, and the consumer gets it with its length
+ * (vb2's write() emulation waited for a full buffer, and on 6.1 the v4l2
+ * layer dropped its byte count: the frame was refused).
+ */
+static int cmd_mjpeg_write(int argc, char **argv)
+{
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+	struct v4l2_format g = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct stream cap;
+	struct v4l2_buffer b;
+	uint8_t *frame;
+	int capfd, outfd;
+
+	if (argc != 3)
+		return 2;
+	capfd = xopen(argv[1], O_RDWR | O_NONBLOCK);
+	outfd = xopen(argv[2], O_RDWR);
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_MJPEG;
+	f.fmt.pix.width = 320;
+	f.fmt.pix.height = 240;
+	CHECK(xioctl(outfd, VIDIOC_S_FMT, &f) == 0 && f.fmt.pix.pixelformat == V4L2_PIX_FMT_MJPEG,
+	      "producer S_FMT MJPEG 320x240 (sizeimage %u)", f.fmt.pix.sizeimage);
+	CHECK(xioctl(capfd, VIDIOC_G_FMT, &g) == 0 && g.fmt.pix.pixelformat == V4L2_PIX_FMT_MJPEG,
+	      "the capture node offers MJPEG");
+	frame = malloc(f.fmt.pix.sizeimage);
+	if (!frame || stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4) < 0)
+		return 1;
+	for (unsigned int i = 0; i < cap.count; i++)
+		qbuf(&cap, i, 0);
+	CHECK(streamon(&cap) == 0, "consumer streams");
+	for (uint32_t k = 0; k < 4; k++) {
+		size_t len = 3000 + k * 1111;
+		uint32_t counter = 0;
+		ssize_t w;
+		int r;
+
+		fill_frame(frame, len, 7000 + k);
+		w = write(outfd, frame, len);
+		CHECK(w == (ssize_t)len, "write() of a %zu-byte frame: %zd (%s)", len, w,
+		      w < 0 ? strerror(errno) : "ok");
+		r = dqbuf_wait(&cap, &b, 3000);
+		CHECK(r == 0 && b.bytesused == len &&
+		      check_frame(cap.mem[b.index], b.bytesused, &counter) == FRAME_REAL &&
+		      counter == 7000 + k,
+		      "the consumer gets it whole: %s, %u bytes, frame %u",
+		      r ? strerror(-r) : "a buffer", r ? 0 : b.bytesused, counter);
+		if (!r)
+			qbuf(&cap, b.index, 0);
+	}
+	streamoff(&cap);
+	stream_unmap(&cap);
+	free(frame);
+	close(capfd);
+	close(outfd);
+	return failures ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -1749,8 +2081,12 @@ int main(int argc, char **argv)
 		return cmd_limits(argc, argv);
 	if (!strcmp(argv[0], "reparm"))
 		return cmd_reparm(argc, argv);
+	if (!strcmp(argv[0], "repeats"))
+		return cmd_repeats(argc, argv);
+	if (!strcmp(argv[0], "mjpeg-write"))
+		return cmd_mjpeg_write(argc, argv);
 usage:
 	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
-			"remove-busy|stress|race|limits|reparm ... (see the top of tests/guest/vctest.c)\n");
+			"remove-busy|stress|race|limits|reparm|repeats|mjpeg-write ... (see the top of tests/guest/vctest.c)\n");
 	return 2;
 }

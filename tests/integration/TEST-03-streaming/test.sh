@@ -1,7 +1,7 @@
 #!/bin/bash
 # TEST-03-streaming: v4l2-ctl captures in each memory mode (mmap, userptr, dmabuf, read) while
 # vctest produces numbered frames; every frame is checked byte for byte and in order. ffmpeg and
-# GStreamer's v4l2sink work as plain producers.
+# GStreamer's v4l2sink work as plain producers; MJPEG frames of any length through write().
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=2
 cap=$(cam_node capture 0) || die "no capture node"
@@ -65,6 +65,10 @@ check "write() path: $((c1 - c0)) kernel copies for $((i1 - i0)) frames written,
 	test "$out_n" -gt 30 -a "$((extra * 5))" -le "$out_n" -a "$extra" -ge 0
 echo "write(): copies $((c1 - c0)), written $((i1 - i0)), delivered $out_n, second copies $extra; $res" >>"$RES/summary"
 kill "$prod"; wait "$prod" 2>/dev/null
+
+# Compressed frames through write(): one write() is one frame, whatever its length.
+"$BIN/vctest" mjpeg-write "$cap" "$out" | tee "$RES/mjpeg-write.log"
+check "MJPEG through write(): each write() is one frame, delivered whole" test "${PIPESTATUS[0]}" = 0
 
 # Plain producers from real applications, into the second camera (which never saw vctest's
 # frames, so what arrives can only come from them).

@@ -7,20 +7,30 @@
 #    streaming (was a buffer put back on the stopped queue's list: vb2 WARN, list corruption);
 #  - small-src: backend buffers prepared for a smaller declared format reach a stream of a
 #    bigger one (was a read past the end of the backend buffer);
+#  - qbuf-copy: the consumer's STREAMOFF, its close() and the producer's death while a frame is
+#    copied in the producer's QBUF; each returns after the copy, and the camera works on;
 #  - uffd: a producer's write() waits in the kernel for user space (a userfaultfd handler that
 #    does not supply its buffer's pages yet) while the consumer runs QUERYCAP, G_FMT, STREAMOFF
 #    and the control node QUERY: they must complete (they waited: the copy from user space ran
-#    under the lock that the capture node's ioctls and the hand-off take).
+#    under the lock that the capture node's ioctls and the hand-off take);
+#  - repeats: after a direct write() (a frame copied straight into a capture buffer) the
+#    repeats show that frame only, also while the consumer holds its buffer (they showed a
+#    neutral or older frame then), and QUERY's BACKEND_STREAMING ends when the consumer stops
+#    or the writer closes (it stayed on until a repeat).
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src uffd; do
+for mode in held-stop write-fault small-src qbuf-copy uffd repeats; do
 	"$BIN/viacamctl" add --label "race $mode" --timeout 500 >"$RES/add-$mode.log" || die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
 	cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
 	args=("$cap" "$out")
-	[ "$mode" = uffd ] && args+=("$id")
-	timeout 60 "$BIN/vctest" race "$mode" "${args[@]}" | tee "$RES/$mode.log"
+	case $mode in
+	uffd) args=(race uffd "${args[@]}" "$id") ;;
+	repeats) args=(repeats "${args[@]}" "$id") ;;
+	*) args=(race "$mode" "${args[@]}") ;;
+	esac
+	timeout 60 "$BIN/vctest" "${args[@]}" | tee "$RES/$mode.log"
 	check "race $mode" test "${PIPESTATUS[0]}" = 0
 	"$BIN/viacamctl" remove "$id" || fail "viacamctl remove $id"
 done
