@@ -365,6 +365,9 @@ static void viacam_repeat_work(struct work_struct *work)
 	if (cap) {
 		u32 held_len = cam->held && viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt) ?
 			       viacam_src_len(cam->held, &cam->cap_sfmt) : 0;
+		bool last_fits = cam->last_valid &&
+				 viacam_sfmt_fits(&cam->last_sfmt, &cam->cap_sfmt);
+		bool wait = false;
 
 		len = cam->cap_sfmt.sizeimage;
 		if (held_len) {
@@ -381,20 +384,20 @@ static void viacam_repeat_work(struct work_struct *work)
 			cam->src_buf = NULL;
 			cam->src_ready = false;
 			cam->last_valid = false;
-		} else if (cam->src_buf || (viacam_is_compressed(cam->cap_sfmt.pixelformat) &&
-			   !(cam->last_valid &&
-			     viacam_sfmt_fits(&cam->last_sfmt, &cam->cap_sfmt)))) {
-			/*
-			 * The newest frame is in a buffer the consumer still holds:
-			 * wait for it rather than show an older frame. And no
-			 * neutral frame exists for a compressed format.
-			 */
+		} else if (cam->src_buf) {
+			/* The consumer holds the newest frame: not an older one. */
+			wait = true;
+		} else if (last_fits) {
+			src = cam->last_frame;
+			len = cam->last_len;
+		} else if (viacam_is_compressed(cam->cap_sfmt.pixelformat)) {
+			/* No neutral frame exists for a compressed format. */
+			wait = true;
+		}
+		if (wait) {
 			list_add(&cap->list, &cam->cap_queued);
 			cam->cap_sequence--;
 			cap = NULL;
-		} else if (cam->last_valid && viacam_sfmt_fits(&cam->last_sfmt, &cam->cap_sfmt)) {
-			src = cam->last_frame;
-			len = cam->last_len;
 		}
 	}
 	interval_us = div_u64((u64)cam->cap_interval_num * USEC_PER_SEC,
