@@ -4,8 +4,8 @@
 # offered format streams with the right pixels (v4l2-ctl, ffmpeg, GStreamer), controls reach the
 # picture, v4l2-compliance passes; then live reconfiguration by editing the file (label, a new
 # camera, control defaults, formats, an invalid file, backend swaps while a consumer streams,
-# removing a camera), kill -9 of the daemon mid-stream and its restart, and the v4l2 backend
-# proxying vivid.
+# removing a camera), kill -9 of the daemon mid-stream and its restart, the v4l2 backend
+# proxying vivid, and a camera the full bridge cannot take, served by a later retry.
 . "$(dirname "$0")/../lib.sh"
 
 modprobe vivid n_devs=1 node_types=0x1 input_types=0x1 || die "modprobe vivid"
@@ -227,6 +227,23 @@ check "...and its consumer streams on with repeated frames ($res)" \
 check "viacamctl list names the backends" grep -q 'viacamd:main:pattern' "$RES/list.txt"
 check "viacamctl reload signals the daemon" "$BIN/viacamctl" --state $state reload
 check "...which reloads" wait_for 10 log_has "reloading $conf (SIGHUP)"
+
+# A camera the bridge cannot create (its 64 cameras are taken) is not served, the reload says
+# so, and the daemon tries it again until it is: once a camera is removed, it appears.
+fillers=()
+for i in $(seq 63 -1 0); do
+	"$BIN/viacamctl" add --id "$i" --label filler >/dev/null 2>&1 && fillers+=("$i")
+done
+check "the bridge is full (${#fillers[@]} fillers)" not "$BIN/viacamctl" add --label one-more
+{ cat "$conf"; printf '[camera late]\nvideo_nr = 26\nbackend_nr = 27\n'; } >"$cfg/new.conf"
+mv "$cfg/new.conf" "$conf"
+check "a reload whose camera cannot be created says it is not served" \
+	wait_for 20 log_has "of 3 cameras served; not served: late ("
+check "...and when a retry is due" wait_for 5 grep -qE "not served: late \(.*\); next try in [0-9]+ s" "$log"
+"$BIN/viacamctl" remove "${fillers[0]}" || fail "viacamctl remove ${fillers[0]}"
+check "a retry creates it once the bridge has room" wait_for 20 test -e /dev/video26
+check "...and says all are served" wait_for 10 log_has "after trying again: 3 cameras"
+for i in "${fillers[@]:1}"; do "$BIN/viacamctl" remove "$i" || fail "viacamctl remove $i"; done
 
 kill $daemon; wait $daemon
 check "SIGTERM stops viacamd cleanly" log_has "viacamd: stopped"
