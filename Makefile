@@ -11,6 +11,14 @@
 #   make vm-shell   interactive guest (KERNEL=6.1|6.12) with viacam.ko loaded
 #   make kernels    fetch/re-use the Debian kernels of the test matrix (~/.cache/viacam)
 #   make deps       install the Debian packages the project needs
+#   make install    viacamd, viacamctl, man pages, unit, udev/modprobe files, the uapi header,
+#                   and the module (kbuild modules_install); PREFIX, DESTDIR, SYSCONFDIR...
+#                   make install-user leaves out the module (DKMS builds it), make uninstall
+#                   removes what install put there (a changed config stays)
+#
+# User CFLAGS, CPPFLAGS and LDFLAGS are honoured (packagers: dpkg-buildflags). -Werror is on
+# in the project's own builds and tests (make check, make run; WERROR=-Werror), not in a
+# plain `make` or `make install`, so a newer compiler's new warning never stops an install.
 #
 # KDIR defaults to the running kernel's build directory, or the newest cached Debian
 # headers when the running kernel has none (as on our build machines).
@@ -20,10 +28,33 @@ CC ?= gcc
 BUILD := build
 KERNEL ?= 6.12
 
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -g
-CFLAGS_OPT := -O2
+CFLAGS ?= -g -O2
+WERROR ?=
+CFLAGS_WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wmissing-prototypes
+# Test builds (ASan/UBSan, unit tests, test tools in the guest) are the project's own: -Werror.
+CFLAGS_TEST := $(CFLAGS_WARN) -Werror -g
+
+# Where make install puts things. SYSCONFDIR is /etc whatever the prefix: viacamd reads
+# $(SYSCONFDIR)/viacam/viacam.conf by default (compiled in), the unit names that path.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+SYSCONFDIR ?= /etc
+MANDIR ?= $(PREFIX)/share/man
+INCLUDEDIR ?= $(PREFIX)/include
+DOCDIR ?= $(PREFIX)/share/doc/viacam
+LIBDIR_SYS ?= $(PREFIX)/lib
+UNITDIR ?= $(LIBDIR_SYS)/systemd/system
+UDEVRULESDIR ?= $(LIBDIR_SYS)/udev/rules.d
+MODPROBEDIR ?= $(LIBDIR_SYS)/modprobe.d
+MODULESLOADDIR ?= $(LIBDIR_SYS)/modules-load.d
+VERSION := $(shell sed -nE 's/^\#define VIACAM_VERSION "(.*)"$$/\1/p' tools/common/version.h)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-INCLUDES := -Itools/common -Ikmod/uapi -Ibackend -Ibackend/via $(shell pkg-config --cflags libdrm 2>/dev/null)
+# The libraries (Debian's -dev packages, scripts/deps.sh). A missing one stops the build with
+# pkg-config's own message (target pkgcheck), not with a compiler error about a header.
+PKGS := libv4l2 libv4lconvert libdrm libsystemd inih
+INCLUDES := -Itools/common -Ikmod/uapi -Ibackend -Ibackend/via $(shell pkg-config --cflags libdrm 2>/dev/null) \
+	-DVIACAM_SYSCONFDIR='"$(SYSCONFDIR)"'
 LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert libdrm 2>/dev/null) -lm
 LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih 2>/dev/null) $(LIBS_BACKENDS)
 
@@ -47,7 +78,7 @@ PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 .PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-full check-quick unit run vm-shell clean \
-	fuzz-nightly stress-nightly bench bench-peer
+	fuzz-nightly stress-nightly bench bench-peer pkgcheck install install-user install-kmod uninstall
 .DELETE_ON_ERROR:
 
 all: host kmod
@@ -57,13 +88,17 @@ asan: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/asan/tests/,$(UN
 
 # prog NAME, SOURCES, LIBS: an optimized build in build/host and an ASan/UBSan one in build/asan.
 define prog
-$(BUILD)/host/$(1): $(2) $(HDRS)
+$(BUILD)/host/$(1): $(2) $(HDRS) | pkgcheck
 	@mkdir -p $$(@D)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS_OPT) $(INCLUDES) -o $$@ $(2) $(3)
-$(BUILD)/asan/$(1): $(2) $(HDRS)
+	$(CC) $(CPPFLAGS) $(CFLAGS_WARN) $(WERROR) $(CFLAGS) $(INCLUDES) -o $$@ $(2) $(LDFLAGS) $(3)
+$(BUILD)/asan/$(1): $(2) $(HDRS) | pkgcheck
 	@mkdir -p $$(@D)
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $$@ $(2) $(3)
+	$(CC) $(CFLAGS_TEST) -O1 $(SAN) $(INCLUDES) -o $$@ $(2) $(3)
 endef
+pkgcheck:
+	@pkg-config --print-errors --exists $(PKGS) || { \
+		echo "viacam: the libraries above are missing: run 'make deps' (Debian: scripts/deps.sh)" >&2; \
+		exit 1; }
 $(eval $(call prog,logscan,tools/vm/logscan-main.c tools/common/logscan.c,))
 $(eval $(call prog,viacamd,$(DAEMON_SRC),$(LIBS_DAEMON)))
 $(eval $(call prog,viacamctl,tools/viacamctl.c tools/common/ctrlname.c backend/text.c,))
@@ -74,7 +109,7 @@ $(eval $(call prog,vcbench,tests/guest/vcbench.c,-lpthread))
 # A 32-bit backend for the compat_ioctl32 test (static: the guest needs no i386 libraries).
 $(BUILD)/host/vccompat32: tests/guest/vccompat.c $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) -m32 -static $(CFLAGS_BASE) $(CFLAGS_OPT) $(INCLUDES) -o $@ $<
+	$(CC) -m32 -static $(CFLAGS_TEST) -O2 $(INCLUDES) -o $@ $<
 
 # Unit tests (cmocka), always with the sanitizers. Each links the sources it tests
 # (test-NAME_SRC).
@@ -99,9 +134,9 @@ test-daemon_SRC := backend/daemon.c backend/session.c backend/config.c backend/c
 	tools/common/ctrlname.c $(BACKENDS_SRC)
 test-daemon_LIBS := $(LIBS_DAEMON)
 .SECONDEXPANSION:
-$(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS)
+$(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS) | pkgcheck
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_BASE) -O1 $(SAN) $(INCLUDES) -o $@ $< $(test-$*_SRC) -lcmocka $(test-$*_LIBS)
+	$(CC) $(CFLAGS_TEST) -O1 $(SAN) $(INCLUDES) -o $@ $< $(test-$*_SRC) -lcmocka $(test-$*_LIBS)
 
 # libFuzzer targets (clang): the config and Y4M parsers. tests/harness/test-fuzz-parsers.sh
 # runs each for a short while in `make check`.
@@ -147,18 +182,18 @@ NPROC := $(shell nproc)
 check:
 	@$(PHASE) deps scripts/deps.sh
 	@$(PHASE) kernels $(MAKE) --no-print-directory kernels
-	@$(PHASE) build $(MAKE) --no-print-directory -j$(NPROC) host asan fuzz kmod-all
+	@$(PHASE) build $(MAKE) --no-print-directory -j$(NPROC) WERROR=-Werror host asan fuzz kmod-all
 	tests/run.sh
 
 check-full:
 	@$(PHASE) deps scripts/deps.sh
 	@$(PHASE) kernels $(MAKE) --no-print-directory kernels
-	@$(PHASE) build $(MAKE) --no-print-directory -j$(NPROC) host asan fuzz kmod-all
+	@$(PHASE) build $(MAKE) --no-print-directory -j$(NPROC) WERROR=-Werror host asan fuzz kmod-all
 	VIACAM_MATRIX=full tests/run.sh
 
 check-quick: deps
 	$(MAKE) kernels VIACAM_KERNELS="6.1 6.12"
-	$(MAKE) host asan fuzz kmod-all VIACAM_KERNELS="6.1 6.12"
+	$(MAKE) WERROR=-Werror host asan fuzz kmod-all VIACAM_KERNELS="6.1 6.12"
 	VIACAM_KERNELS="6.1 6.12" tests/run.sh
 
 # Long runs for a nightly job (NIGHTLY_KERNELS, default the lockdep/KASAN kernel): TEST-09-fuzz
@@ -185,7 +220,7 @@ stress-nightly: deps
 RUN_PROGS := $(addprefix $(BUILD)/host/,viacamd viacamctl logscan)
 run:
 	scripts/deps.sh run
-	$(MAKE) $(RUN_PROGS)
+	$(MAKE) WERROR=-Werror $(RUN_PROGS)
 	KERNEL=$(KERNEL) tools/run-demo.sh
 
 # make bench: viacam vs Debian's v4l2loopback (built here for each kernel, tools/bench/), side
@@ -203,6 +238,55 @@ vm-shell: deps
 	$(MAKE) kernels
 	$(MAKE) host kmod-all
 	tools/vm/run.sh --kernel $(KERNEL) --shell
+
+# --- make install / uninstall. The unit is made from conf/viacamd.service with the paths of
+# this install; the config is installed only where none is (an admin's file is never replaced:
+# the shipped one goes next to it as viacam.conf.dist). INSTALLED lists every file install
+# writes, so uninstall removes exactly those.
+INSTALL ?= install
+MAN_PAGES := man/viacamd.8 man/viacamctl.1 man/viacam.conf.5
+INSTALLED := $(SBINDIR)/viacamd $(BINDIR)/viacamctl $(UNITDIR)/viacamd.service \
+	$(UDEVRULESDIR)/70-viacam.rules $(MODPROBEDIR)/viacam.conf $(MODULESLOADDIR)/viacam.conf \
+	$(INCLUDEDIR)/linux/viacam.h $(SYSCONFDIR)/viacam/viacam.conf.dist \
+	$(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+install: install-user install-kmod
+install-user: $(BUILD)/host/viacamd $(BUILD)/host/viacamctl
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(MODULESLOADDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(SYSCONFDIR)/viacam \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -m 0755 $(BUILD)/host/viacamd $(DESTDIR)$(SBINDIR)/viacamd
+	$(INSTALL) -m 0755 $(BUILD)/host/viacamctl $(DESTDIR)$(BINDIR)/viacamctl
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' conf/viacamd.service \
+		>$(DESTDIR)$(UNITDIR)/viacamd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/viacamd.service
+	$(INSTALL) -m 0644 conf/70-viacam.rules $(DESTDIR)$(UDEVRULESDIR)/70-viacam.rules
+	$(INSTALL) -m 0644 conf/modprobe.d-viacam.conf $(DESTDIR)$(MODPROBEDIR)/viacam.conf
+	$(INSTALL) -m 0644 conf/modules-load.d-viacam.conf $(DESTDIR)$(MODULESLOADDIR)/viacam.conf
+	$(INSTALL) -m 0644 kmod/uapi/viacam.h $(DESTDIR)$(INCLUDEDIR)/linux/viacam.h
+	$(INSTALL) -m 0644 conf/viacam.conf $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf.dist
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf ]; then \
+		echo "install: kept $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf (the shipped one is viacam.conf.dist)"; \
+	else \
+		$(INSTALL) -m 0644 conf/viacam.conf $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf; \
+	fi
+	set -e; for m in $(MAN_PAGES); do \
+		$(INSTALL) -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; done
+# The module, through kbuild (INSTALL_MOD_PATH=DESTDIR; depmod runs when DESTDIR is empty).
+install-kmod: kmod
+	$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR)/build/kmod/$$(sed -nE \
+		's/^\#define UTS_RELEASE "(.*)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h) \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR) DEPMOD=true) modules_install
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(filter-out $(SYSCONFDIR)/%,$(INSTALLED)))
+	@c=$(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf; \
+	if [ -e "$$c" ] && ! cmp -s "$$c" "$$c.dist"; then \
+		echo "uninstall: kept $$c (changed since install)"; \
+	else \
+		rm -f "$$c"; \
+	fi; \
+	rm -f "$$c.dist"; rmdir $(DESTDIR)$(SYSCONFDIR)/viacam 2>/dev/null || true
+	@echo "uninstall: the module stays (remove it with the kernel's modules, or dkms remove)"
 
 clean:
 	rm -rf $(BUILD)

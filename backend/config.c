@@ -61,6 +61,12 @@ static void msgs_addv(struct vc_msgs *m, int line, const char *prefix, const cha
 	m->lines[m->n++] = line;
 }
 
+void vc_msgs_truncate(struct vc_msgs *m, size_t n)
+{
+	while (m->n > n)
+		free(m->v[--m->n]);
+}
+
 void vc_msgs_add(struct vc_msgs *m, const char *fmt, ...)
 {
 	va_list ap;
@@ -706,6 +712,16 @@ static int handler(void *user, const char *section, const char *name, const char
 			     value, VIACAM_MAX_TIMEOUT_MS);
 		else
 			c->timeout_ms = (uint32_t)v;
+	} else if (strcmp(name, "optional") == 0) {
+		bool b;
+
+		if (check_duplicate(st, name))
+			return 1;
+		c->optional_line = st->line;
+		if (!parse_bool(value, &b))
+			perr(st, "bad value '%s' for optional (yes or no)", value);
+		else
+			c->optional = b;
 	} else if (strcmp(name, "backend") == 0) {
 		if (check_duplicate(st, name))
 			return 1;

@@ -58,6 +58,14 @@ struct vc_cam_conf {
 	size_t nkeys;
 	struct vc_ctrl_default ctrls[VC_MAX_CTRLS];
 	size_t nctrls;
+	/*
+	 * optional = yes: a camera whose source is absent (its backend fails with ENODEV or
+	 * ENOENT: no such chip, device or file) is not an error: it is not served, the log says
+	 * why once, and a reload tries it again. @absent is that reason (vc_daemon_check).
+	 */
+	bool optional;
+	int optional_line;
+	char absent[256];
 };
 
 struct vc_conf {
@@ -81,6 +89,8 @@ void vc_msgs_add(struct vc_msgs *m, const char *fmt, ...) __attribute__((format(
 /* Adds "PATH:LINE: " and the formatted text. */
 void vc_msgs_add_at(struct vc_msgs *m, const char *path, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Drops the messages after the first @n (what a step added, when it was not an error). */
+void vc_msgs_truncate(struct vc_msgs *m, size_t n);
 /* Sorts by line; messages of one line keep their order. */
 void vc_msgs_sort(struct vc_msgs *m);
 void vc_msgs_free(struct vc_msgs *m);

@@ -58,7 +58,7 @@ static void state_save(struct vc_daemon *d, bool running)
 	snprintf(tmp, sizeof(tmp), "%s.new", d->state_path);
 	f = fopen(tmp, "we");
 	if (!f) {
-		vc_log("cannot write the state file %s: %s (a restarted viacamd adopts cameras by label)",
+		vc_warn("cannot write the state file %s: %s (a restarted viacamd adopts cameras by label)",
 		       tmp, strerror(errno));
 		return;
 	}
@@ -70,7 +70,7 @@ static void state_save(struct vc_daemon *d, bool running)
 				vc_session_camera_id(d->sessions[i]),
 				vc_session_backend_name(d->sessions[i]));
 	if (fclose(f) != 0 || rename(tmp, d->state_path) != 0)
-		vc_log("cannot write the state file %s: %s", d->state_path, strerror(errno));
+		vc_warn("cannot write the state file %s: %s", d->state_path, strerror(errno));
 }
 
 /* The id of a camera to adopt for @cc: from the state file, else by label. */
@@ -100,9 +100,9 @@ static uint32_t find_camera(struct vc_daemon *d, const struct vc_cam_conf *cc)
 void vc_daemon_log_msgs(const struct vc_msgs *m)
 {
 	for (size_t i = 0; i < m->n; i++)
-		fprintf(stderr, "%s\n", m->v[i]);
+		fprintf(stderr, "%s%s\n", vc_log_prio(LOG_ERR), m->v[i]);
 	if (m->dropped)
-		fprintf(stderr, "(%zu more problems not shown)\n", m->dropped);
+		fprintf(stderr, "%s(%zu more problems not shown)\n", vc_log_prio(LOG_ERR), m->dropped);
 }
 
 /* Whether @cc's camera runs with the same backend instance settings already. */
@@ -135,13 +135,28 @@ int vc_daemon_check(struct vc_daemon *d, struct vc_conf **ret, struct vc_prepare
 	 * backend name were reported by the parser.
 	 */
 	for (size_t i = 0; i < conf->ncams; i++) {
-		const struct vc_cam_conf *cc = &conf->cams[i];
+		struct vc_cam_conf *cc = &conf->cams[i];
+		size_t before = msgs->n;
+		int pr;
 
 		prep[i] = NULL;
+		cc->absent[0] = 0;
 		if (!vc_backend_find(cc->backend) || running_unchanged(d, cc))
 			continue;
-		if (vc_prepare(cc, d->config_path, &prep[i], msgs) < 0)
+		pr = vc_prepare(cc, d->config_path, &prep[i], msgs);
+		if (pr < 0 && cc->optional && (pr == -ENODEV || pr == -ENOENT)) {
+			/* Not an error: the reason, without "FILE:LINE: camera NAME: ". */
+			const char *m = msgs->n > before ? msgs->v[before] : strerror(-pr);
+			char tag[VC_NAME_LEN + 16];
+			const char *at;
+
+			snprintf(tag, sizeof(tag), ": camera %s: ", cc->name);
+			at = strstr(m, tag);
+			snprintf(cc->absent, sizeof(cc->absent), "%s", at ? at + strlen(tag) : m);
+			vc_msgs_truncate(msgs, before);
+		} else if (pr < 0) {
 			r = -EINVAL;
+		}
 	}
 	vc_msgs_sort(msgs);
 	if (r < 0) {
@@ -185,7 +200,7 @@ static void schedule_retry(struct vc_daemon *d, uint64_t delay_us)
 	if (r >= 0)
 		r = sd_event_source_set_enabled(d->retry_timer, SD_EVENT_ONESHOT);
 	if (r < 0) {
-		vc_log("cannot schedule a retry: %s (a reload tries again)", strerror(-r));
+		vc_warn("cannot schedule a retry: %s (a reload tries again)", strerror(-r));
 		d->retry_us = 0;
 	}
 }
@@ -213,7 +228,8 @@ const char *vc_daemon_summary(const struct vc_daemon *d, char *buf, size_t size)
 		if (d->sessions[i])
 			continue;
 		len = strlen(buf);
-		snprintf(buf + len, size - len, "%s%s (%s)", sep, d->conf->cams[i].name,
+		snprintf(buf + len, size - len, "%s%s (%s%s)", sep, d->conf->cams[i].name,
+			 d->conf->cams[i].absent[0] ? "optional, absent: " : "",
 			 d->why[i][0] ? d->why[i] : "not created");
 		sep = ", ";
 	}
@@ -222,6 +238,16 @@ const char *vc_daemon_summary(const struct vc_daemon *d, char *buf, size_t size)
 		snprintf(buf + len, size - len, "; next try in %llu s",
 			 (unsigned long long)(d->retry_us / 1000000));
 	return buf;
+}
+
+/* Cameras not served that the timer tries again: all but the optional ones that are absent. */
+static size_t to_retry(const struct vc_daemon *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; d->conf && i < d->conf->ncams; i++)
+		n += !d->sessions[i] && !d->conf->cams[i].absent[0];
+	return n;
 }
 
 /* Creates the session of camera @i of d->conf from @p (taken); its reason if it fails. */
@@ -267,19 +293,26 @@ void vc_daemon_apply(struct vc_daemon *d, struct vc_conf *conf, struct vc_prepar
 				old[k] = NULL;
 			}
 		}
-		if (s) {
+		if (s && cc->absent[0]) {
+			/* Its changed section names a source that is not there: the camera goes. */
+			vc_session_free(s, true);
+			s = NULL;
+		}
+		if (cc->absent[0]) {
+			snprintf(d->why[i], sizeof(d->why[i]), "%s", cc->absent);
+		} else if (s) {
 			vc_session_update(s, cc, prep[i]);
 		} else if (prep[i]) {
 			s = serve(d, i, prep[i]);
 			if (!s)
-				vc_log("camera %s: not served: %s", cc->name, d->why[i]);
+				vc_warn("camera %s: not served: %s", cc->name, d->why[i]);
 		}
 		prep[i] = NULL;
 		d->sessions[i] = s;
 	}
 	vc_conf_free(old_conf);
 	/* A new or changed configuration: its unserved cameras start the backoff again. */
-	schedule_retry(d, vc_daemon_served(d) < conf->ncams ? VC_RETRY_MIN_US : 0);
+	schedule_retry(d, to_retry(d) ? VC_RETRY_MIN_US : 0);
 	state_save(d, true);
 }
 
@@ -294,7 +327,7 @@ void vc_daemon_retry(struct vc_daemon *d)
 		struct vc_msgs msgs = { 0 };
 		struct vc_prepared *p;
 
-		if (d->sessions[i])
+		if (d->sessions[i] || cc->absent[0])
 			continue;
 		if (!tried++)
 			vc_log("trying again the cameras not served");
@@ -310,8 +343,7 @@ void vc_daemon_retry(struct vc_daemon *d)
 	}
 	if (!tried)
 		return;
-	schedule_retry(d, vc_daemon_served(d) < d->conf->ncams ? (next ? next : VC_RETRY_MIN_US) :
-			  0);
+	schedule_retry(d, to_retry(d) ? (next ? next : VC_RETRY_MIN_US) : 0);
 	state_save(d, true);
 	vc_log("after trying again: %s", vc_daemon_summary(d, summary, sizeof(summary)));
 }
@@ -331,7 +363,7 @@ int vc_daemon_reload(struct vc_daemon *d, const char *why)
 	vc_msgs_free(&msgs);
 	if (r < 0) {
 		d->rejected++;
-		vc_log("%s is invalid; the running configuration stays (%zu cameras)",
+		vc_warn("%s is invalid; the running configuration stays (%zu cameras)",
 		       d->config_path, d->conf ? d->conf->ncams : 0);
 	} else {
 		vc_daemon_apply(d, conf, prep);

@@ -73,6 +73,8 @@ struct vc_session {
 	uint64_t produced, skipped, failed;
 };
 
+bool vc_log_journal;
+
 static int session_stream_start(struct vc_session *s, const struct viacam_event_stream *es);
 static void session_stream_stop(struct vc_session *s, const char *why);
 
@@ -350,7 +352,7 @@ static int declare_formats(struct vc_session *s)
 			s->formats_pending = true;
 			return -EBUSY;
 		}
-		vc_cam_log(s, "declaring %zu formats failed: %s", s->cur->noffers, strerror(errno));
+		vc_cam_warn(s, "declaring %zu formats failed: %s", s->cur->noffers, strerror(errno));
 		return -errno;
 	}
 	s->formats_pending = false;
@@ -368,7 +370,7 @@ static int declare_ctrls(struct vc_session *s)
 			s->ctrls_pending = true;
 			return -EBUSY;
 		}
-		vc_cam_log(s, "declaring %zu controls failed: %s", s->cur->nctrls, strerror(errno));
+		vc_cam_warn(s, "declaring %zu controls failed: %s", s->cur->nctrls, strerror(errno));
 		return -errno;
 	}
 	s->ctrls_pending = false;
@@ -398,7 +400,7 @@ static void declare_info(struct vc_session *s)
 
 	snprintf(info.card, sizeof(info.card), "%s", s->cc->label);
 	if (ioctl(s->fd, VIACAM_IOC_S_INFO, &info) < 0)
-		vc_cam_log(s, "setting the card name failed: %s", strerror(errno));
+		vc_cam_warn(s, "setting the card name failed: %s", strerror(errno));
 }
 
 /* ---------------------------------------------------------------------------
@@ -484,7 +486,7 @@ static int free_buffer(struct vc_session *s)
 
 static void camera_gone(struct vc_session *s)
 {
-	vc_cam_log(s, "the camera was removed from the bridge (ENODEV); the session stops");
+	vc_cam_warn(s, "the camera was removed from the bridge (ENODEV); the session stops");
 	session_stream_stop(s, NULL);
 	sd_event_source_set_enabled(s->io, SD_EVENT_OFF);
 	release_buffers(s);
@@ -521,7 +523,7 @@ static int fill(struct vc_session *s, unsigned int i)
 	r = vc_convert_frame(s->conv, native, s->scratch, fr.bytesused, &s->mode,
 			     s->bufs[i].mem, s->pix.sizeimage);
 	if (r < 0 && s->failed++ == 0)
-		vc_cam_log(s, "frame conversion failed: %s", vc_convert_error(s->conv));
+		vc_cam_warn(s, "frame conversion failed: %s", vc_convert_error(s->conv));
 	return r;
 }
 
@@ -543,13 +545,13 @@ static void pump_one(struct vc_session *s)
 	}
 	r = fill(s, (unsigned int)i);
 	if (r == -ENODEV) {
-		vc_cam_log(s, "the source is gone; consumers get repeated frames until the backend changes or the stream restarts");
+		vc_cam_warn(s, "the source is gone; consumers get repeated frames until the backend changes or the stream restarts");
 		s->source_gone = true;
 		return;
 	}
 	if (r < 0) {
 		if (r != -EAGAIN && s->failed++ == 0)
-			vc_cam_log(s, "the backend failed to produce a frame: %s", strerror(-r));
+			vc_cam_warn(s, "the backend failed to produce a frame: %s", strerror(-r));
 		s->skipped++;
 		return;
 	}
@@ -562,7 +564,7 @@ static void pump_one(struct vc_session *s)
 			return;
 		}
 		if (s->failed++ == 0)
-			vc_cam_log(s, "queueing a frame failed: %s", strerror(errno));
+			vc_cam_warn(s, "queueing a frame failed: %s", strerror(errno));
 		return;
 	}
 	s->bufs[i].queued = true;
@@ -613,7 +615,7 @@ static int start_backend(struct vc_session *s)
 		s->cur->ops->set_ctrl(s->cur->priv, s->cur->ctrls[i].id, s->values[i]);
 	r = s->cur->ops->start(s->cur->priv, native, &err);
 	if (r < 0) {
-		vc_cam_log(s, "backend '%s' failed to start at %s: %s", s->cur->ops->name,
+		vc_cam_warn(s, "backend '%s' failed to start at %s: %s", s->cur->ops->name,
 			   mode_str(native, buf, sizeof(buf)), err.msg[0] ? err.msg : strerror(-r));
 		return r;
 	}
@@ -656,7 +658,7 @@ static int session_stream_start(struct vc_session *s, const struct viacam_event_
 	if (!s->offer) {
 		char fc[5];
 
-		vc_cam_log(s, "a consumer streams %s %ux%u, which this backend does not offer; not feeding it",
+		vc_cam_warn(s, "a consumer streams %s %ux%u, which this backend does not offer; not feeding it",
 			   vc_fourcc_str(es->pixelformat, fc), es->width, es->height);
 		return -EINVAL;
 	}
@@ -667,7 +669,7 @@ static int session_stream_start(struct vc_session *s, const struct viacam_event_
 		return r;
 	r = setup_buffers(s);
 	if (r < 0) {
-		vc_cam_log(s, "cannot set up the backend node's buffers: %s", strerror(-r));
+		vc_cam_warn(s, "cannot set up the backend node's buffers: %s", strerror(-r));
 		release_buffers(s);
 		stop_backend(s);
 		return r;
@@ -683,7 +685,7 @@ static int session_stream_start(struct vc_session *s, const struct viacam_event_
 		r = sd_event_add_time(s->event, &s->timer, CLOCK_MONOTONIC, s->next_ns / 1000, 1,
 				      on_tick, s);
 		if (r < 0) {
-			vc_cam_log(s, "cannot add a timer: %s", strerror(-r));
+			vc_cam_warn(s, "cannot add a timer: %s", strerror(-r));
 			session_stream_stop(s, NULL);
 			return r;
 		}
@@ -767,7 +769,7 @@ static void session_ctrl(struct vc_session *s, const struct viacam_event_ctrl *e
 			int r = s->cur->ops->set_ctrl(s->cur->priv, ec->id, ec->value);
 
 			if (r < 0)
-				vc_cam_log(s, "control '%s' = %" PRId64 " failed: %s",
+				vc_cam_warn(s, "control '%s' = %" PRId64 " failed: %s",
 					   s->cur->ctrls[i].name, (int64_t)ec->value, strerror(-r));
 		}
 		return;
@@ -858,7 +860,7 @@ static int open_node(struct vc_session *s, struct vc_error *err)
 	s->fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (s->fd < 0) {
 		r = -errno;
-		vc_cam_log(s, "%s: %s", path, strerror(-r));
+		vc_cam_warn(s, "%s: %s", path, strerror(-r));
 		return vc_err(err, 0, r, "%s: %s", path, strerror(-r));
 	}
 	/* The consumer count last, with its initial value: a stream already running shows. */
@@ -869,14 +871,14 @@ static int open_node(struct vc_session *s, struct vc_error *err)
 			sub.flags = V4L2_EVENT_SUB_FL_SEND_INITIAL;
 		if (ioctl(s->fd, VIDIOC_SUBSCRIBE_EVENT, &sub) < 0) {
 			r = -errno;
-			vc_cam_log(s, "%s: subscribing to events: %s", path, strerror(-r));
+			vc_cam_warn(s, "%s: subscribing to events: %s", path, strerror(-r));
 			return vc_err(err, 0, r, "%s: subscribing to events: %s", path,
 				      strerror(-r));
 		}
 	}
 	r = sd_event_add_io(s->event, &s->io, s->fd, EPOLLPRI, on_event, s);
 	if (r < 0) {
-		vc_cam_log(s, "cannot watch %s: %s", path, strerror(-r));
+		vc_cam_warn(s, "cannot watch %s: %s", path, strerror(-r));
 		return vc_err(err, 0, r, "cannot watch %s: %s", path, strerror(-r));
 	}
 	return 0;
@@ -904,7 +906,7 @@ static int create_camera(struct vc_session *s, uint32_t adopt_id, struct vc_erro
 	if (ioctl(s->ctl_fd, VIACAM_IOC_ADD, &c) < 0) {
 		int r = -errno;
 
-		vc_cam_log(s, "/dev/viacam: VIACAM_IOC_ADD: %s%s", strerror(-r),
+		vc_cam_warn(s, "/dev/viacam: VIACAM_IOC_ADD: %s%s", strerror(-r),
 			   r == -EPERM ? " (need CAP_SYS_ADMIN)" : "");
 		return vc_err(err, 0, r, "VIACAM_IOC_ADD: %s%s", strerror(-r),
 			      r == -EPERM ? " (need CAP_SYS_ADMIN)" : "");
@@ -948,7 +950,7 @@ static void session_detach(struct vc_session *s, bool remove)
 
 		if (ioctl(s->ctl_fd, VIACAM_IOC_REMOVE, &c) < 0 && errno != ENOENT &&
 		    errno != ENODEV)
-			vc_cam_log(s, "removing camera %u failed: %s", s->cam.id, strerror(errno));
+			vc_cam_warn(s, "removing camera %u failed: %s", s->cam.id, strerror(errno));
 		else
 			vc_cam_log(s, "removed camera %u", s->cam.id);
 		s->cam.id = VIACAM_ID_AUTO;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -33,9 +34,13 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "version.h"
 #include "viacam.h"
 
-#define DEFAULT_CONFIG "/etc/viacam/viacam.conf"
+#ifndef VIACAM_SYSCONFDIR
+#define VIACAM_SYSCONFDIR "/etc"
+#endif
+#define DEFAULT_CONFIG VIACAM_SYSCONFDIR "/viacam/viacam.conf"
 #define DEFAULT_STATE "/run/viacamd/cameras"
 #define RELOAD_DELAY_US 200000	/* editors write in steps: reload once they are done */
 
@@ -116,7 +121,7 @@ static int parse_argv(int argc, char **argv)
 			help();
 			return 0;
 		case ARG_VERSION:
-			printf("viacamd 0.2 (bridge uapi %d.%d, backend ops v%d)\n",
+			printf("viacamd %s (bridge uapi %d.%d, backend ops v%d)\n", VIACAM_VERSION,
 			       VIACAM_UAPI_VERSION_MAJOR, VIACAM_UAPI_VERSION_MINOR, VC_BACKEND_ABI);
 			return 0;
 		default:
@@ -201,12 +206,27 @@ static int check_only(struct daemon *d)
 		return EXIT_FAILURE;
 	printf("%s: OK, %zu cameras\n", d->d.config_path, conf->ncams);
 	for (size_t i = 0; i < conf->ncams; i++) {
-		printf("  %s: backend %s, %zu formats offered\n", conf->cams[i].name,
-		       conf->cams[i].backend, prep[i] ? prep[i]->noffers : 0);
+		if (conf->cams[i].absent[0])
+			printf("  %s: backend %s, optional and absent, not served: %s\n",
+			       conf->cams[i].name, conf->cams[i].backend, conf->cams[i].absent);
+		else
+			printf("  %s: backend %s, %zu formats offered\n", conf->cams[i].name,
+			       conf->cams[i].backend, prep[i] ? prep[i]->noffers : 0);
 		vc_prepared_free(prep[i]);
 	}
 	vc_conf_free(conf);
 	return EXIT_SUCCESS;
+}
+
+/* Whether stderr is the journal: systemd's JOURNAL_STREAM names it as DEVICE:INODE. */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
 int main(int argc, char **argv)
@@ -219,6 +239,7 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int r;
 
+	vc_log_journal = stderr_is_journal();
 	r = parse_argv(argc, argv);
 	if (r <= 0)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
@@ -230,7 +251,7 @@ int main(int argc, char **argv)
 	if (d.d.ctl_fd < 0) {
 		int e = errno;
 
-		vc_log("%s: %s%s", arg_control, strerror(e),
+		vc_logp(LOG_ERR, "%s: %s%s", arg_control, strerror(e),
 		       e == ENOENT ? " (is the viacam module loaded?)" :
 		       e == EACCES ? " (need root)" : "");
 		return EXIT_FAILURE;
@@ -245,13 +266,13 @@ int main(int argc, char **argv)
 
 	r = sd_event_default(&d.d.event);
 	if (r < 0) {
-		vc_log("cannot create the event loop: %s", strerror(-r));
+		vc_logp(LOG_ERR, "cannot create the event loop: %s", strerror(-r));
 		return EXIT_FAILURE;
 	}
 	if (sd_event_add_signal(d.d.event, NULL, SIGTERM, on_signal, NULL) < 0 ||
 	    sd_event_add_signal(d.d.event, NULL, SIGINT, on_signal, NULL) < 0 ||
 	    sd_event_add_signal(d.d.event, NULL, SIGHUP, on_sighup, &d) < 0) {
-		vc_log("cannot watch signals");
+		vc_logp(LOG_ERR, "cannot watch signals");
 		return EXIT_FAILURE;
 	}
 	r = sd_event_add_time(d.d.event, &d.reload_timer, CLOCK_MONOTONIC, UINT64_MAX, 0,
@@ -263,7 +284,7 @@ int main(int argc, char **argv)
 					 IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
 					 IN_CREATE, on_inotify, &d);
 	if (r < 0) {
-		vc_log("cannot watch %s: %s", d.config_dir, strerror(-r));
+		vc_logp(LOG_ERR, "cannot watch %s: %s", d.config_dir, strerror(-r));
 		return EXIT_FAILURE;
 	}
 
@@ -272,7 +293,7 @@ int main(int argc, char **argv)
 	vc_daemon_log_msgs(&msgs);
 	vc_msgs_free(&msgs);
 	if (r < 0) {
-		vc_log("%s is invalid; not starting", d.d.config_path);
+		vc_logp(LOG_ERR, "%s is invalid; not starting", d.d.config_path);
 		return EXIT_FAILURE;
 	}
 	vc_daemon_apply(&d.d, conf, prep);

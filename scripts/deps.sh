@@ -42,6 +42,8 @@ check_packages=(
 	gnuplot-nox
 	# the peer we measure against
 	v4l2loopback-source
+	# packaging: Debian packages, DKMS, lintian (harness/test-packaging)
+	debhelper dh-dkms dkms dpkg-dev lintian
 )
 packages=("${run_packages[@]}")
 [ "$profile" = check ] && packages+=("${check_packages[@]}")

@@ -1,14 +1,14 @@
 #!/bin/bash
 # demo-job.sh - the main job, run on a machine (or guest) that can load viacam.ko.
 #
-# Loads the bridge (no cameras of its own), starts viacamd on conf/viacam.conf (a pattern
-# camera until the VIA backend lands), captures a few seconds from the capture node with a
+# Loads the bridge (no cameras of its own), starts viacamd on conf/demo.conf (the VIA camera
+# on the built-in model of the chips), captures a few seconds from the capture node with a
 # standard client (ffmpeg -f v4l2) and writes a snapshot PNG. In the guest the PNG lands in
 # the results folder (build/run/). On a real machine viacamd keeps running until Ctrl-C.
 set -euo pipefail
 src=${VIACAM_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 out=${VIACAM_RESULTS:-$src/build/run}
-conf=${VIACAM_CONF:-$src/conf/viacam.conf}
+conf=${VIACAM_CONF:-$src/conf/demo.conf}
 mkdir -p "$out"
 ctl=$src/build/host/viacamctl
 if [ "${1:-}" = --host ]; then

@@ -16,7 +16,8 @@
  * CAMERA is a camera id or its capture node (/dev/videoN); control NAMEs are spelt as
  * v4l2-ctl spells them (brightness, horizontal_flip). `list` shows which viacamd backend
  * serves each camera, from viacamd's state file (--state FILE, default /run/viacamd/cameras).
- * Exit status: 0 on success, 1 when a call failed, 2 on a usage error.
+ * `viacamctl COMMAND --help` (or `help COMMAND`) explains one command, --version prints the
+ * tools' version. Exit status: 0 on success, 1 when a call failed, 2 on a usage error.
  *
  * Every argument is parsed and checked (parse_request) before any device is opened, so a
  * usage error is never hidden behind a device's error. A node is checked for what it must be:
@@ -28,6 +29,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,7 @@
 
 #include "ctrlname.h"
 #include "text.h"
+#include "version.h"
 #include "viacam.h"
 
 static const char *arg_device = "/dev/viacam";
@@ -642,12 +645,68 @@ static int cmd_set(const struct request *rq)
 	return rc;
 }
 
+/* Each command: its synopsis and what it does (`viacamctl COMMAND --help`). */
+static const struct command {
+	const char *name, *synopsis, *text;
+} commands[] = {
+	{ "version", "version", "Print the uapi version of the loaded bridge module." },
+	{ "list", "list", "One line per camera: id, nodes, label, consumers and state, and the\n"
+	  "viacamd backend serving it (from viacamd's state file, --state)." },
+	{ "query", "query ID", "Print every field of camera ID." },
+	{ "add", "add [--label L] [--id N] [--capture-nr N] [--backend-nr N] [--timeout MS]",
+	  "Create a camera (root). --id 0-63, node numbers 0-255, --timeout 0-60000 ms (repeat\n"
+	  "the last frame after this long without a new one; 0: the module's default)." },
+	{ "remove", "remove ID", "Delete camera ID (root); its consumers get ENODEV." },
+	{ "reload", "reload", "Make viacamd re-read its configuration (SIGHUP to the pid in its\n"
+	  "state folder)." },
+	{ "get", "get CAMERA [NAME...]", "Show a camera's controls (all, or the named ones) with\n"
+	  "their ranges. CAMERA: a camera id or its capture node (/dev/videoN)." },
+	{ "set", "set CAMERA NAME=VALUE...", "Set controls. NAME as v4l2-ctl spells it\n"
+	  "(brightness, horizontal_flip); VALUE an integer." },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: viacamctl [-d DEVICE] [--state FILE] COMMAND [ARGS]\n"
-		   "  version | list | query ID | remove ID | reload\n"
-		   "  add [--label L] [--id N] [--capture-nr N] [--backend-nr N] [--timeout MS]\n"
-		   "  get CAMERA [NAME...] | set CAMERA NAME=VALUE...   (CAMERA: id or /dev/videoN)\n");
+		   "       viacamctl --help | --version | COMMAND --help\n"
+		   "Manage viacam cameras through the bridge's control node (default /dev/viacam).\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %s\n", commands[i].synopsis);
+	fprintf(f, "\nExit status: 0 success, 1 a call failed, 2 a usage error.\n");
+}
+
+static void command_help(const struct command *c)
+{
+	printf("Usage: viacamctl [-d DEVICE] [--state FILE] %s\n%s\n", c->synopsis, c->text);
+}
+
+/*
+ * "COMMAND ... --help" or "-h" after the command, but not as the value of an option of add
+ * (`add --label --help` names a camera "--help").
+ */
+static bool wants_help(int argc, char **argv)
+{
+	bool add = !strcmp(argv[0], "add");
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+		if (add && argv[i][0] == '-' && !strchr(argv[i], '=') &&
+		    (strlen(argv[i]) == 2 || argv[i][1] == '-'))
+			i++;	/* its value */
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -672,9 +731,30 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "help")) {
+	if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") ||
+	    (!strcmp(argv[i], "help") && i + 1 >= argc)) {
 		usage(stdout);
 		return 0;
+	}
+	if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
+		printf("viacamctl %s (bridge uapi %d.%d)\n", VIACAM_VERSION,
+		       VIACAM_UAPI_VERSION_MAJOR, VIACAM_UAPI_VERSION_MINOR);
+		return 0;
+	}
+	if (!strcmp(argv[i], "help") || find_command(argv[i])) {
+		bool topic = !strcmp(argv[i], "help");
+		const struct command *c = find_command(argv[topic ? i + 1 : i]);
+		char esc[128];
+
+		if (topic && (!c || i + 2 < argc)) {
+			fprintf(stderr, "viacamctl: help: unknown command '%s'\n",
+				vc_escape(esc, sizeof(esc), argv[i + 1], strlen(argv[i + 1])));
+			return 2;
+		}
+		if (topic || wants_help(argc - i, argv + i)) {
+			command_help(c);
+			return 0;
+		}
 	}
 	/* Everything is checked before anything is opened. */
 	rc = parse_request(argc - i, argv + i, &rq);

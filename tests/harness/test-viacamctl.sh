@@ -70,4 +70,28 @@ expect "-d /dev/null version" 1 "/dev/null: not the viacam control node" -d /dev
 expect "list without the module" 1 "$nodev: No such file or directory \\(is the viacam module loaded\\?\\)" -d "$nodev" list
 expect "get on a missing node" 1 "/dev/nonexistent-video: No such file or directory" get /dev/nonexistent-video
 expect "reload without viacamd" 1 "viacamd is not running" --state "$work/none" reload
+
+# Help and version: on stdout, exit 0, nothing opened.
+# out NAME PATTERN ARGS...: viacamctl ARGS exits 0 and its stdout matches PATTERN.
+out() {
+	local name=$1 pat=$2 rc
+	shift 2
+	"$bin" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ "$rc" != 0 ] || ! grep -qE -- "$pat" "$work/out"; then
+		echo "NOT OK: $name: exit $rc, stdout: $(head -c 300 "$work/out") stderr: $(head -c 200 "$work/err")"
+		ok=0
+	else
+		echo "ok: $name"
+	fi
+}
+out "--version" "^viacamctl [0-9]+\.[0-9]+\.[0-9]+ \(bridge uapi [0-9]+\.[0-9]+\)$" -d "$nodev" --version
+out "--help lists the commands" "^Commands:" --help
+out "add --help" "Usage: viacamctl .*add \[--label L\]" -d "$nodev" add --help
+out "add --id 3 --help" "Usage: viacamctl .*add " -d "$nodev" add --id 3 --help
+out "help set" "Usage: viacamctl .*set CAMERA NAME=VALUE" help set
+out "get 3 -h" "Usage: viacamctl .*get CAMERA" -d "$nodev" get 3 -h
+expect "help of an unknown command" 2 "help: unknown command 'bogus'" help bogus
+# --help as the value of --label is a label, not a request for help.
+expect "add --label --help (a label)" 1 "$nodev" -d "$nodev" add --label --help
 [ "$ok" = 1 ]

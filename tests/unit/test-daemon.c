@@ -359,6 +359,68 @@ static void test_retry_timer_backs_off(void **state)
 	unlink(path);
 }
 
+/*
+ * optional = yes: a camera whose source is absent (a missing clip: ENOENT; no VIA chip:
+ * ENODEV) does not make the file invalid. It is not served, the summary says why once, the
+ * timer does not retry it, and a reload tries it again. Without optional it is an error, and
+ * other failures of an optional camera (a bad key) are errors too.
+ */
+static void test_optional_camera_absent(void **state)
+{
+	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
+	struct vc_msgs m = { 0 };
+	struct vc_conf *conf;
+	struct vc_daemon d;
+	char state_path[64], log[8192];
+
+	(void)state;
+	write_config("[camera clip]\nbackend = file\nfile = /nonexistent/clip.y4m\noptional = yes\n"
+		     "[camera via]\nbackend = via\ntransport = pci\n"
+		     "pci_device = 0000:ff:1f.7\noptional = yes\n");
+	daemon_init(&d, state_path);
+	assert_int_equal(vc_daemon_check(&d, &conf, prep, &m), 0);
+	assert_int_equal(m.n, 0);
+	assert_non_null(strstr(conf->cams[0].absent, "/nonexistent/clip.y4m"));
+	assert_true(conf->cams[1].absent[0] != 0);
+	assert_null(prep[0]);
+	assert_null(prep[1]);
+	vc_conf_free(conf);
+
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_logged(log, "configuration applied: 0 of 2 cameras served; not served: "
+		      "clip (optional, absent: ");
+	assert_logged(log, "via (optional, absent: ");
+	assert_not_logged(log, "next try");
+	assert_int_equal(d.retry_us, 0);
+	/* the reason is not logged as a problem of the file */
+	assert_not_logged(log, "is invalid");
+	/* a reload tries them again (and says so again, once) */
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_logged(log, "not served: clip (optional, absent: ");
+	daemon_fini(&d);
+	unlink(path);
+
+	/* without optional: an error at the section */
+	write_config("[camera clip]\nbackend = file\nfile = /nonexistent/clip.y4m\n");
+	daemon_init(&d, state_path);
+	assert_int_equal(vc_daemon_check(&d, &conf, prep, &m), -EINVAL);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 3, "camera clip: ");
+	vc_msgs_free(&m);
+	daemon_fini(&d);
+	unlink(path);
+
+	/* optional does not excuse a bad key */
+	write_config("[camera p]\noptional = yes\npattern = stripes\n");
+	daemon_init(&d, state_path);
+	assert_int_equal(vc_daemon_check(&d, &conf, prep, &m), -EINVAL);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 3, "stripes");
+	vc_msgs_free(&m);
+	daemon_fini(&d);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_one_pass),
 		cmocka_unit_test(test_reload_says_what_is_served_and_retries),
 		cmocka_unit_test(test_retry_timer_backs_off),
+		cmocka_unit_test(test_optional_camera_absent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

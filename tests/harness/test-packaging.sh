@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test-packaging.sh - the Debian packages, built as a packager would build them: from a copy
+# of this tree (with its uncommitted changes), `dpkg-buildpackage -us -uc`, then
+#  - lintian (pedantic, info tags shown) reports nothing that is not overridden with a reason;
+#  - each package holds what it must: viacamd (daemon, viacamctl, unit, udev rules, modprobe
+#    and modules-load files, the config as a conffile, man pages), viacam-dev (the uapi
+#    header), viacam-dkms (the module's source with a dkms.conf whose version is the
+#    package's and version.h's);
+#  - `dkms build` of the packaged source succeeds against every cached kernel's headers
+#    (private dkms and source trees: nothing of the host's is touched), and each module's
+#    vermagic names its kernel.
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=${1:-$(mktemp -d)}
+rm -rf "$work"
+mkdir -p "$work/src/viacam"
+ok=1
+bad() { echo "NOT OK: $*"; ok=0; }
+good() { echo "ok: $*"; }
+cd "$src" || exit 1
+ver=$(sed -nE 's/^#define VIACAM_VERSION "(.*)"$/\1/p' tools/common/version.h)
+(git ls-files; git ls-files -o --exclude-standard) | grep -v -e '^build/' -e '^debian/build/' |
+	while read -r f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+	xargs -0 cp --parents -t "$work/src/viacam"
+
+# --- Build.
+if (cd "$work/src/viacam" && dpkg-buildpackage -us -uc) >"$work/build.log" 2>&1; then
+	good "dpkg-buildpackage -us -uc"
+else
+	bad "dpkg-buildpackage failed:"; tail -n 20 "$work/build.log"
+	exit 1
+fi
+cd "$work/src" || exit 1
+dver=$(dpkg-parsechangelog -l viacam/debian/changelog -S Version)
+[ "$dver" = "$ver" ] && good "debian/changelog and version.h agree ($ver)" ||
+	bad "debian/changelog says $dver, tools/common/version.h $ver"
+changes=$(ls viacam_*_*.changes 2>/dev/null | head -n1)
+[ -n "$changes" ] || { bad "no .changes file"; exit 1; }
+
+# --- lintian: no error, warning, info or pedantic tag that is not overridden.
+lintian --allow-root -E -I --pedantic "$changes" >"$work/lintian.log" 2>&1
+tags=$(grep -E '^[EWIPX]: ' "$work/lintian.log")
+[ -z "$tags" ] && good "lintian --pedantic -E -I: no tag (overrides: $(cat viacam/debian/*.lintian-overrides 2>/dev/null | grep -c '^[a-z]'), each with its reason)" ||
+	bad "lintian: $tags"
+grep -q '^viacamd: .*\[' viacam/debian/viacamd.lintian-overrides &&
+	! awk '/^viacamd:/ && prev !~ /^#/ { exit 1 } { prev = $0 }' viacam/debian/viacamd.lintian-overrides &&
+	bad "a lintian override without a comment giving its reason"
+
+# --- What each package holds.
+has() {	# has DEB PATH...
+	local deb=$1 p
+	shift
+	for p in "$@"; do
+		dpkg-deb -c "$deb" | awk '{ print $6 }' | grep -qxF ".$p" || bad "$(basename "$deb") lacks $p"
+	done
+}
+has viacamd_"$ver"_*.deb /usr/sbin/viacamd /usr/bin/viacamctl /usr/lib/systemd/system/viacamd.service \
+	/usr/lib/udev/rules.d/70-viacam.rules /usr/lib/modprobe.d/viacam.conf \
+	/usr/lib/modules-load.d/viacam.conf /etc/viacam/viacam.conf \
+	/usr/share/man/man8/viacamd.8.gz /usr/share/man/man1/viacamctl.1.gz /usr/share/man/man5/viacam.conf.5.gz
+dpkg-deb -e viacamd_"$ver"_*.deb "$work/ctl"
+grep -qx /etc/viacam/viacam.conf "$work/ctl/conffiles" 2>/dev/null && good "viacamd: /etc/viacam/viacam.conf is a conffile" ||
+	bad "viacamd: the config is not a conffile"
+has viacam-dev_"$ver"_all.deb /usr/include/linux/viacam.h
+has viacam-dkms_"$ver"_all.deb /usr/src/viacam-"$ver"/dkms.conf /usr/src/viacam-"$ver"/Kbuild \
+	/usr/src/viacam-"$ver"/viacam-core.c /usr/src/viacam-"$ver"/uapi/viacam.h
+mkdir -p "$work/dkms-src" "$work/dkms-tree"
+dpkg-deb -x viacam-dkms_"$ver"_all.deb "$work/dkms-src"
+dkv=$(sed -nE 's/^PACKAGE_VERSION="(.*)"$/\1/p' "$work/dkms-src/usr/src/viacam-$ver/dkms.conf" 2>/dev/null)
+[ "$dkv" = "$ver" ] && good "dkms.conf: PACKAGE_VERSION $dkv" || bad "dkms.conf says version '$dkv', the package $ver"
+[ "$ok" = 1 ] && good "the packages hold what they must"
+
+# --- DKMS against every cached kernel.
+n=0
+while read -r series kver _; do
+	kdir=$("$src/tools/vm/kernels.sh" kdir "$series" 2>/dev/null)
+	[ -n "$kdir" ] || { bad "$series: no build directory"; continue; }
+	n=$((n + 1))
+	if dkms build --dkmstree "$work/dkms-tree" --sourcetree "$work/dkms-src/usr/src" \
+		-m viacam -v "$ver" -k "$kver" --kernelsourcedir "$kdir" >"$work/dkms-$series.log" 2>&1; then
+		ko=$(find "$work/dkms-tree/viacam/$ver/$kver" -name 'viacam.ko*' | head -n1)
+		vm=$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{ print $1 }')
+		[ "$vm" = "$kver" ] && good "dkms build for $series ($kver)" ||
+			bad "dkms build for $series: module vermagic '$vm', expected $kver"
+	else
+		bad "dkms build for $series ($kver) failed:"; tail -n 12 "$work/dkms-$series.log"
+		cat "$work/dkms-tree/viacam/$ver/build/make.log" 2>/dev/null | tail -n 12
+	fi
+done < <("$src/tools/vm/kernels.sh" list)
+[ "$n" -gt 0 ] || bad "no cached kernel to build for (make kernels)"
+[ "$ok" = 1 ]
