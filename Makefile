@@ -257,7 +257,8 @@ install-user: $(BUILD)/host/viacamd $(BUILD)/host/viacamctl
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 0755 $(BUILD)/host/viacamd $(DESTDIR)$(SBINDIR)/viacamd
 	$(INSTALL) -m 0755 $(BUILD)/host/viacamctl $(DESTDIR)$(BINDIR)/viacamctl
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' conf/viacamd.service \
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+		-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' conf/viacamd.service \
 		>$(DESTDIR)$(UNITDIR)/viacamd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/viacamd.service
 	$(INSTALL) -m 0644 conf/70-viacam.rules $(DESTDIR)$(UDEVRULESDIR)/70-viacam.rules

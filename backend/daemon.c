@@ -29,6 +29,8 @@
 /* ---------------------------------------------------------------------------
  * The state file, read by viacamctl too:
  *   pid PID                      while viacamd runs
+ *   reloads APPLIED REJECTED     reloads so far (`viacamctl reload --wait` waits for a change)
+ *   rejected-because PROBLEM     the first problem of the last rejected reload, if any
  *   camera NAME ID BACKEND       per camera it serves
  */
 
@@ -64,6 +66,9 @@ static void state_save(struct vc_daemon *d, bool running)
 	}
 	if (running)
 		fprintf(f, "pid %d\n", (int)getpid());
+	fprintf(f, "reloads %lu %lu\n", d->reloads, d->rejected);
+	if (d->rejected_why[0])
+		fprintf(f, "rejected-because %s\n", d->rejected_why);
 	for (size_t i = 0; d->conf && i < d->conf->ncams; i++)
 		if (d->sessions[i])
 			fprintf(f, "camera %s %u %s\n", d->conf->cams[i].name,
@@ -360,16 +365,23 @@ int vc_daemon_reload(struct vc_daemon *d, const char *why)
 	vc_log("reloading %s (%s)", d->config_path, why);
 	r = vc_daemon_check(d, &conf, prep, &msgs);
 	vc_daemon_log_msgs(&msgs);
-	vc_msgs_free(&msgs);
 	if (r < 0) {
 		d->rejected++;
+		/* One line in the state file: control characters of a message become spaces. */
+		snprintf(d->rejected_why, sizeof(d->rejected_why), "%s",
+			 msgs.n ? msgs.v[0] : strerror(-r));
+		for (char *c = d->rejected_why; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = ' ';
 		vc_warn("%s is invalid; the running configuration stays (%zu cameras)",
 		       d->config_path, d->conf ? d->conf->ncams : 0);
+		state_save(d, true);
 	} else {
+		d->reloads++;	/* before: vc_daemon_apply() writes the state file */
 		vc_daemon_apply(d, conf, prep);
-		d->reloads++;
 		vc_log("configuration applied: %s", vc_daemon_summary(d, summary, sizeof(summary)));
 	}
+	vc_msgs_free(&msgs);
 	sd_notifyf(0, "READY=1\nSTATUS=%zu of %zu cameras served; %lu reloads, %lu rejected",
 		   vc_daemon_served(d), d->conf ? d->conf->ncams : 0, d->reloads, d->rejected);
 	return r;

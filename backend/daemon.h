@@ -34,6 +34,7 @@ struct vc_daemon {
 	sd_event_source *retry_timer;	/* NULL until a camera was not served */
 	uint64_t retry_us;	/* the delay of the next try */
 	unsigned long reloads, rejected;
+	char rejected_why[256];	/* the first problem of the last rejected reload */
 };
 
 /* Writes every message of @m to stderr (and says how many were left out). */

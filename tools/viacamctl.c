@@ -9,7 +9,8 @@
  *                                 create a camera (root)             [VIACAM_IOC_ADD]
  *   remove ID                     delete a camera (root)             [VIACAM_IOC_REMOVE]
  *   query ID                      every field of one camera          [VIACAM_IOC_QUERY]
- *   reload                        make viacamd re-read its configuration (SIGHUP)
+ *   reload [--wait [--timeout S]] make viacamd re-read its configuration (SIGHUP); --wait:
+ *                                 until it has, exit 1 if it rejected the file
  *   get CAMERA [NAME...]          controls of a camera (all, or the named ones)
  *                                                          [VIDIOC_QUERY_EXT_CTRL, G_EXT_CTRLS]
  *   set CAMERA NAME=VALUE...      set controls               [VIDIOC_S_EXT_CTRLS]
@@ -61,6 +62,8 @@ struct request {
 		int64_t value;
 	} sets[MAX_NAMES];	/* set: NAME=VALUE */
 	int nsets;
+	bool wait;	/* reload: until viacamd has reloaded */
+	unsigned int wait_s;	/* reload --wait: for at most this long */
 };
 
 /* One wrapper for every ioctl: names the call and the reason on failure. */
@@ -164,6 +167,27 @@ static int state_pid(void)
 	return pid;
 }
 
+/* viacamd's reload counters and the first problem of its last rejected reload. */
+static bool state_reloads(unsigned long *applied, unsigned long *rejected, char *why, size_t len)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen(arg_state, "re");
+
+	if (why && len)
+		why[0] = 0;
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "reloads %lu %lu", applied, rejected) == 2)
+			found = true;
+		else if (why && !strncmp(line, "rejected-because ", 17))
+			snprintf(why, len, "%.*s", (int)strcspn(line + 17, "\n"), line + 17);
+	}
+	fclose(f);
+	return found;
+}
+
 static void print_camera(const struct viacam_camera *c, int verbose)
 {
 	char fcc[5], src[160], label[sizeof(c->label) * 4];
@@ -189,6 +213,18 @@ static void print_camera(const struct viacam_camera *c, int verbose)
 /* ---------------------------------------------------------------------------
  * Parsing (nothing is opened here)
  */
+
+/* After a command's options: anything left over is an error (exit status 2). */
+static int no_more_args(const char *cmd, int argc, char **argv)
+{
+	char esc[256];
+
+	if (optind >= argc)
+		return 0;
+	fprintf(stderr, "viacamctl: %s: unexpected argument '%s'\n", cmd,
+		vc_escape(esc, sizeof(esc), argv[optind], strlen(argv[optind])));
+	return 2;
+}
 
 static int parse_add(int argc, char **argv, struct request *rq)
 {
@@ -246,11 +282,8 @@ static int parse_add(int argc, char **argv, struct request *rq)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "viacamctl: add: unexpected argument '%s'\n",
-			vc_escape(esc, sizeof(esc), argv[optind], strlen(argv[optind])));
+	if (no_more_args("add", argc, argv))
 		return 2;
-	}
 	return 0;
 }
 
@@ -291,6 +324,47 @@ static int parse_set(int argc, char **argv, struct request *rq)
 	return 0;
 }
 
+static int parse_reload(int argc, char **argv, struct request *rq)
+{
+	static const struct option options[] = {
+		{ "wait", no_argument, NULL, 'w' },
+		{ "timeout", required_argument, NULL, 't' },
+		{}
+	};
+	bool timeout_set = false;
+	uint32_t v;
+	int o;
+
+	rq->wait_s = 30;
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "wt:", options, NULL)) >= 0) {
+		switch (o) {
+		case 'w':
+			rq->wait = true;
+			break;
+		case 't':
+			if (parse_num(optarg, "timeout", 3600, &v) < 0)
+				return 2;
+			if (v == 0) {
+				fprintf(stderr, "viacamctl: reload: --timeout is 1 to 3600 seconds\n");
+				return 2;
+			}
+			rq->wait_s = v;
+			timeout_set = true;
+			break;
+		default:	/* getopt said what */
+			return 2;
+		}
+	}
+	if (no_more_args("reload", argc, argv))
+		return 2;
+	if (timeout_set && !rq->wait) {
+		fprintf(stderr, "viacamctl: reload: --timeout goes with --wait\n");
+		return 2;
+	}
+	return 0;
+}
+
 static int no_args(int argc, char **argv)
 {
 	if (argc == 1)
@@ -306,8 +380,10 @@ static int parse_request(int argc, char **argv, struct request *rq)
 	char esc[128];
 
 	rq->cmd = cmd;
-	if (!strcmp(cmd, "version") || !strcmp(cmd, "list") || !strcmp(cmd, "reload"))
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "list"))
 		return no_args(argc, argv);
+	if (!strcmp(cmd, "reload"))
+		return parse_reload(argc, argv, rq);
 	if (!strcmp(cmd, "add"))
 		return parse_add(argc, argv, rq);
 	if (!strcmp(cmd, "remove") || !strcmp(cmd, "query")) {
@@ -401,9 +477,10 @@ static int cmd_query(int fd, struct request *rq)
 	return 0;
 }
 
-static int cmd_reload(void)
+static int cmd_reload(const struct request *rq)
 {
-	char path[64], comm[64] = "";
+	char path[64], comm[64] = "", why[512];
+	unsigned long applied = 0, rejected = 0, a, r;
 	int pid = state_pid();
 	FILE *f;
 
@@ -423,13 +500,44 @@ static int cmd_reload(void)
 			arg_state);
 		return 1;
 	}
+	if (rq->wait && !state_reloads(&applied, &rejected, NULL, 0)) {
+		fprintf(stderr, "viacamctl: %s has no reload count (a viacamd older than this viacamctl?)\n",
+			arg_state);
+		return 1;
+	}
 	if (kill(pid, SIGHUP) < 0) {
 		fprintf(stderr, "viacamctl: viacamd (pid %d): %s%s\n", pid, strerror(errno),
 			errno == EPERM ? " (need root)" : "");
 		return 1;
 	}
-	printf("viacamd (pid %d) reloads its configuration; its log says what changed\n", pid);
-	return 0;
+	if (!rq->wait) {
+		printf("viacamd (pid %d) reloads its configuration; its log says what changed\n", pid);
+		return 0;
+	}
+	/*
+	 * The first reload to end after the signal answers (viacamd also reloads when the file is
+	 * saved: that one read the same file, or an older one if the editor is still writing).
+	 */
+	for (unsigned int i = 0; i < rq->wait_s * 20; i++) {
+		usleep(50000);
+		if (!state_reloads(&a, &r, why, sizeof(why)) || (a == applied && r == rejected)) {
+			if (kill(pid, 0) < 0 && errno == ESRCH) {
+				fprintf(stderr, "viacamctl: viacamd (pid %d) ended before it reloaded\n", pid);
+				return 1;
+			}
+			continue;
+		}
+		if (r != rejected) {
+			fprintf(stderr, "viacamctl: viacamd rejected its configuration and keeps the running one: %s\n",
+				why[0] ? why : "(no reason given; see its log)");
+			return 1;
+		}
+		printf("viacamd (pid %d) applied its configuration; its log says what changed\n", pid);
+		return 0;
+	}
+	fprintf(stderr, "viacamctl: viacamd (pid %d) did not finish reloading within %u s\n", pid,
+		rq->wait_s);
+	return 1;
 }
 
 /* ---------------------------------------------------------------------------
@@ -657,8 +765,10 @@ static const struct command {
 	  "Create a camera (root). --id 0-63, node numbers 0-255, --timeout 0-60000 ms (repeat\n"
 	  "the last frame after this long without a new one; 0: the module's default)." },
 	{ "remove", "remove ID", "Delete camera ID (root); its consumers get ENODEV." },
-	{ "reload", "reload", "Make viacamd re-read its configuration (SIGHUP to the pid in its\n"
-	  "state folder)." },
+	{ "reload", "reload [--wait [--timeout S]]",
+	  "Make viacamd re-read its configuration (SIGHUP to the pid in its state file).\n"
+	  "--wait: until it has (at most S seconds, default 30); exit 1 if it rejected the file\n"
+	  "(the first problem is printed; its log has them all). viacamd.service's ExecReload." },
 	{ "get", "get CAMERA [NAME...]", "Show a camera's controls (all, or the named ones) with\n"
 	  "their ranges. CAMERA: a camera id or its capture node (/dev/videoN)." },
 	{ "set", "set CAMERA NAME=VALUE...", "Set controls. NAME as v4l2-ctl spells it\n"
@@ -761,7 +871,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (!strcmp(rq.cmd, "reload"))
-		return cmd_reload();
+		return cmd_reload(&rq);
 	if (!strcmp(rq.cmd, "get"))
 		return cmd_get(&rq);
 	if (!strcmp(rq.cmd, "set"))

@@ -92,9 +92,11 @@ elif ! grep -qx 'ExecStart=/usr/sbin/viacamd -c /etc/viacam/viacam.conf' "$unit"
 else
 	good "the unit starts /usr/sbin/viacamd -c /etc/viacam/viacam.conf"
 fi
-# systemd checks that ExecStart exists: point it at the DESTDIR copy; man: pages from DESTDIR.
+# systemd checks that ExecStart and ExecReload exist: point them at the DESTDIR copies; man:
+# pages from DESTDIR.
 mkdir -p "$work/unit"
-sed "s|=/usr/sbin/viacamd|=$root/usr/sbin/viacamd|" "$unit" >"$work/unit/viacamd.service"
+sed -e "s|=/usr/sbin/viacamd|=$root/usr/sbin/viacamd|" -e "s|=/usr/bin/viacamctl|=$root/usr/bin/viacamctl|" \
+	"$unit" >"$work/unit/viacamd.service"
 if MANPATH=$root/usr/share/man systemd-analyze verify "$work/unit/viacamd.service" >"$work/verify.log" 2>&1 &&
 	[ ! -s "$work/verify.log" ]; then
 	good "systemd-analyze verify: no complaint"

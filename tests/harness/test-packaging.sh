@@ -5,7 +5,7 @@
 #  - each package holds what it must: viacamd (daemon, viacamctl, unit, udev rules, modprobe
 #    and modules-load files, the config as a conffile, man pages), viacam-dev (the uapi
 #    header), viacam-dkms (the module's source with a dkms.conf whose version is the
-#    package's and version.h's);
+#    package's and version.h's, a postinst that runs dkms, a dependency on dkms);
 #  - `dkms build` of the packaged source succeeds against every cached kernel's headers
 #    (private dkms and source trees: nothing of the host's is touched), and each module's
 #    vermagic names its kernel.
@@ -13,21 +13,18 @@ set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}
 rm -rf "$work"
-mkdir -p "$work/src/viacam"
+mkdir -p "$work"
 ok=1
 bad() { echo "NOT OK: $*"; ok=0; }
 good() { echo "ok: $*"; }
 cd "$src" || exit 1
 ver=$(sed -nE 's/^#define VIACAM_VERSION "(.*)"$/\1/p' tools/common/version.h)
-(git ls-files; git ls-files -o --exclude-standard) | grep -v -e '^build/' -e '^debian/build/' |
-	while read -r f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-	xargs -0 cp --parents -t "$work/src/viacam"
 
-# --- Build.
-if (cd "$work/src/viacam" && dpkg-buildpackage -us -uc) >"$work/build.log" 2>&1; then
+# --- Build (tools/build-debs.sh: a copy of the tree, dpkg-buildpackage -us -uc).
+if "$src/tools/build-debs.sh" "$work"; then
 	good "dpkg-buildpackage -us -uc"
 else
-	bad "dpkg-buildpackage failed:"; tail -n 20 "$work/build.log"
+	bad "dpkg-buildpackage failed"
 	exit 1
 fi
 cd "$work/src" || exit 1
@@ -64,6 +61,12 @@ grep -qx /etc/viacam/viacam.conf "$work/ctl/conffiles" 2>/dev/null && good "viac
 has viacam-dev_"$ver"_all.deb /usr/include/linux/viacam.h
 has viacam-dkms_"$ver"_all.deb /usr/src/viacam-"$ver"/dkms.conf /usr/src/viacam-"$ver"/Kbuild \
 	/usr/src/viacam-"$ver"/viacam-core.c /usr/src/viacam-"$ver"/uapi/viacam.h
+# Installing it must build the module: dh_dkms's postinst runs dkms, and dkms is a dependency.
+dpkg-deb -e viacam-dkms_"$ver"_all.deb "$work/dkms-ctl"
+grep -q 'dkms' "$work/dkms-ctl/postinst" 2>/dev/null && good "viacam-dkms: its postinst builds the module with dkms" ||
+	bad "viacam-dkms: no postinst that runs dkms (installing it would build nothing)"
+dpkg-deb -f viacam-dkms_"$ver"_all.deb Depends | grep -qw dkms && good "viacam-dkms depends on dkms" ||
+	bad "viacam-dkms does not depend on dkms ($(dpkg-deb -f viacam-dkms_"$ver"_all.deb Depends))"
 mkdir -p "$work/dkms-src" "$work/dkms-tree"
 dpkg-deb -x viacam-dkms_"$ver"_all.deb "$work/dkms-src"
 dkv=$(sed -nE 's/^PACKAGE_VERSION="(.*)"$/\1/p' "$work/dkms-src/usr/src/viacam-$ver/dkms.conf" 2>/dev/null)

@@ -42,6 +42,8 @@ expect "add --id -1" 2 "invalid id '-1'" -d "$nodev" add --id -1
 expect "add --capture-nr too big" 2 "invalid node number '99999999999'" -d "$nodev" add --capture-nr 99999999999
 expect "add --id 64 (the bridge has ids 0-63)" 2 "invalid id '64'" -d "$nodev" add --id 64
 expect "add --backend-nr 256" 2 "invalid node number '256'" -d "$nodev" add --backend-nr 256
+expect "add with a stray argument" 2 "add: unexpected argument 'extra'" -d "$nodev" add --label x extra
+expect "reload with a stray argument" 2 "reload: unexpected argument 'foo'" -d "$nodev" reload foo
 expect "add --timeout 60001" 2 "invalid timeout '60001'" -d "$nodev" add --timeout 60001
 expect "add with an extra argument" 2 "unexpected argument 'x'" -d "$nodev" add x
 expect "add --label with a control character" 2 "label 'bad\\\\x01' has a control character" -d "$nodev" add --label $'bad\x01'
@@ -52,7 +54,10 @@ expect "remove abc" 2 "invalid camera id 'abc'" -d "$nodev" remove abc
 expect "query with two ids" 2 "query needs exactly one camera id" -d "$nodev" query 1 2
 expect "version with an argument" 2 "version takes no arguments" -d "$nodev" version extra
 expect "list with an argument" 2 "list takes no arguments" -d "$nodev" list extra
-expect "reload with an argument" 2 "reload takes no arguments" --state "$work/none" reload now
+expect "reload with an argument" 2 "reload: unexpected argument 'now'" --state "$work/none" reload now
+expect "reload --timeout without --wait" 2 "reload: --timeout goes with --wait" --state "$work/none" reload --timeout 5
+expect "reload --wait --timeout 0" 2 "reload: --timeout is 1 to 3600 seconds" --state "$work/none" reload --wait --timeout 0
+expect "reload --wait --timeout x" 2 "invalid timeout 'x'" --state "$work/none" reload --wait --timeout x
 expect "get without a camera" 2 "get needs a camera" -d "$nodev" get
 expect "get abc" 2 "invalid camera id 'abc'" -d "$nodev" get abc
 expect "set by id without NAME=VALUE" 2 "'brightness' is not NAME=VALUE" -d "$nodev" set 3 brightness
@@ -70,6 +75,17 @@ expect "-d /dev/null version" 1 "/dev/null: not the viacam control node" -d /dev
 expect "list without the module" 1 "$nodev: No such file or directory \\(is the viacam module loaded\\?\\)" -d "$nodev" list
 expect "get on a missing node" 1 "/dev/nonexistent-video: No such file or directory" get /dev/nonexistent-video
 expect "reload without viacamd" 1 "viacamd is not running" --state "$work/none" reload
+# reload --wait against a stand-in named viacamd (sleep, which SIGHUP ends): a state file
+# without reload counts is refused before any signal; a daemon that ends is reported.
+cp "$(command -v sleep)" "$work/viacamd"
+"$work/viacamd" 60 &
+fake=$!
+printf 'pid %d\n' "$fake" >"$work/state-old"
+expect "reload --wait, state file without reload counts" 1 "has no reload count" --state "$work/state-old" reload --wait
+kill -0 "$fake" 2>/dev/null && echo "ok: ...and nothing was signalled" || { echo "NOT OK: the stand-in was signalled"; ok=0; }
+printf 'pid %d\nreloads 0 0\n' "$fake" >"$work/state-new"
+expect "reload --wait, viacamd ends instead" 1 "viacamd \\(pid $fake\\) ended before it reloaded" --state "$work/state-new" reload --wait --timeout 5
+wait "$fake" 2>/dev/null
 
 # Help and version: on stdout, exit 0, nothing opened.
 # out NAME PATTERN ARGS...: viacamctl ARGS exits 0 and its stdout matches PATTERN.

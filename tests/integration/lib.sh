@@ -15,6 +15,13 @@ finish() {
 	echo "$failures check(s) failed"; exit 1
 }
 die() { echo "FAIL: $*"; exit 1; }
+wait_for() { # SECONDS COMMAND...: until COMMAND succeeds
+	local i n=$(($1 * 10))
+	shift
+	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+not() { ! "$@"; }
 
 # Node of camera ID: cap_node ID / out_node ID -> /dev/videoN
 cam_node() { # ROLE ID

@@ -12,6 +12,11 @@
 #   vm_bootfault  harness self-test only: write a fake kernel BUG line before the boot marker
 #   vm_hostmods   harness self-test only: fake a host that has this kernel's modules installed
 #                 (a /usr/lib/modules/$vm_kver of its own, without viacam.ko)
+#   vm_systemd  1: an installed system (run.sh --systemd): the script runs twice, first as
+#               `SCRIPT install` before systemd starts (the machine is being set up: install
+#               packages, edit /etc), then systemd becomes PID 1 and its unit
+#               viacam-test.service runs `SCRIPT check` (this file with --systemd-test), whose
+#               status ends the guest. The journal is kept as journal.log.
 # $vm_results/test-env (if there) holds test knobs from the host's environment
 # (VIACAM_FUZZ_*, VIACAM_STRESS_*; see run.sh); it is sourced before the script runs.
 #
@@ -22,6 +27,60 @@ export HOME=/root LANG=C.UTF-8 TERM=${TERM:-linux}
 set +e
 
 log() { echo "guest: $*" >/dev/console; }
+
+# run_script ARGS...: $vm_script with ARGS, in a session of its own (its children cannot take
+# the console from us); output to output.log and the console. Sets rc.
+run_script() {
+	log "running $vm_script $*"
+	setsid bash -c 'exec "$@"' _ bash "$vm_script" "$@" 2>&1 </dev/null |
+		tee -a "$VIACAM_RESULTS/output.log" >/dev/console
+	rc=${PIPESTATUS[0]}
+	log "script exited with $rc"
+}
+
+# finish: the kernel's verdicts and the status go to the results folder; the guest powers off.
+finish() {
+	# Debug kernels: kmemleak scans after the script. Two are needed: a scan passes over an
+	# object whose contents it has not summed before (and one younger than 5 s), so a leak
+	# shows in the second scan at the earliest. Its "suspected memory leak" line in the kernel
+	# log fails the run (logscan); run.sh also fails it on a non-empty kmemleak.log. Each scan
+	# of a 1 GiB guest takes ~20 s under TCG, which covers kmemleak's 5 s minimum age.
+	# A pointer to a lost object can outlive its last user on a dead task's kernel stack,
+	# which the kernel keeps (per CPU) for the next fork and kmemleak scans like any
+	# allocation: forks on every CPU take those stacks back, and a stack is zeroed when it is
+	# reused. A scan that fails (kmemleak turned itself off) fails the run: its silence would
+	# prove nothing.
+	if [ -w /sys/kernel/debug/kmemleak ]; then
+		for c in $(seq 0 $(($(nproc) - 1))); do
+			taskset -c "$c" sh -c ':& :& :& wait' 2>/dev/null
+		done
+		if echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak; then
+			cat /sys/kernel/debug/kmemleak >"$VIACAM_RESULTS/kmemleak.log" 2>&1
+		else
+			echo "kmemleak could not scan (it turned itself off: see the kernel log)" \
+				>"$VIACAM_RESULTS/kmemleak.log"
+		fi
+	fi
+	dmesg >"$VIACAM_RESULTS/dmesg.log" 2>&1
+	[ -d /run/systemd/system ] &&
+		journalctl -b --no-pager -o short-monotonic >"$VIACAM_RESULTS/journal.log" 2>&1
+	echo "$rc" >"$VIACAM_RESULTS/rc"
+	sync
+	# A synchronous power-off: reboot(2) does not return. (SysRq-o only schedules one, and
+	# PID 1 racing on would exit with the root being torn down: "Attempted to kill init".)
+	/bin/busybox poweroff -f
+	echo o >/proc/sysrq-trigger
+	while :; do read -r -t 3600 _ </dev/console; done
+}
+
+# The second run of an installed system's test, started by systemd (see vm_systemd above):
+# the guest is set up already; its variables were saved by the first run.
+if [ "${1:-}" = --systemd-test ]; then
+	. /etc/viacam-vm.env
+	cd "$vm_src" || cd /
+	run_script check
+	finish
+fi
 
 # /tmp and /run get fresh tmpfs; paths below them that the run needs are bound back.
 keep_n=0
@@ -51,6 +110,11 @@ for i in "${!keep_src[@]}"; do
 	mount --bind "${keep_tmp[$i]}" "${keep_src[$i]}"
 done
 mkdir -p /dev/pts /dev/shm
+# What udev or systemd would make: bash's <(...) and dkms need /dev/fd.
+ln -sfn /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd/0 /dev/stdin
+ln -sfn /proc/self/fd/1 /dev/stdout
+ln -sfn /proc/self/fd/2 /dev/stderr
 mount -t devpts -o gid=5,mode=620 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mkdir -p /run/lock /run/user
@@ -94,12 +158,47 @@ export VIACAM_BUILD=$vm_src/build KVER=$vm_kver
 [ -f "$VIACAM_RESULTS/test-env" ] && . "$VIACAM_RESULTS/test-env"
 cd "$vm_src" || cd /
 
+# An installed system: set up (SCRIPT install), then systemd as PID 1 (see vm_systemd).
+if [ "${vm_systemd:-0}" = 1 ] && [ -n "${vm_script:-}" ]; then
+	run_script install
+	if [ "$rc" = 0 ]; then
+		{ export -p; declare -p "${!vm_@}"; } >/etc/viacam-vm.env
+		mkdir -p /etc/systemd/system /etc/tmpfiles.d
+		# The target: what a booted machine has (basic.target, udev, journald, modules-load)
+		# and the test, without the host's own services (multi-user.target).
+		cat >/etc/systemd/system/viacam-test.target <<-EOF
+		[Unit]
+		Description=viacam test of an installed system
+		Requires=basic.target viacam-test.service
+		After=basic.target
+		AllowIsolate=yes
+		EOF
+		cat >/etc/systemd/system/viacam-test.service <<-EOF
+		[Unit]
+		Description=viacam test of an installed system: SCRIPT check
+		After=basic.target
+		[Service]
+		ExecStart=/bin/bash $0 --systemd-test
+		StandardInput=null
+		StandardOutput=journal
+		StandardError=journal
+		EOF
+		# The host's timers (apt-daily and such) would fire at boot as missed: masked. Its
+		# tmp.conf would empty /tmp at boot, where kept folders are bound: replaced by none.
+		for t in /etc/systemd/system/timers.target.wants/*.timer; do
+			[ -e "$t" ] && ln -sf /dev/null "/etc/systemd/system/$(basename "$t")"
+		done
+		: >/etc/tmpfiles.d/tmp.conf
+		log "starting systemd as PID 1 (viacam-test.target)"
+		exec /lib/systemd/systemd --unit=viacam-test.target
+		log "systemd did not start"
+		rc=125
+	fi
+	finish
+fi
+
 if [ -n "${vm_script:-}" ]; then
-	log "running $vm_script"
-	# A session of its own, so the script's children cannot take the console from us.
-	setsid bash -c 'exec "$@"' _ bash "$vm_script" 2>&1 </dev/null | tee "$VIACAM_RESULTS/output.log" >/dev/console
-	rc=${PIPESTATUS[0]}
-	log "script exited with $rc"
+	run_script
 else
 	log "interactive shell; 'poweroff' (or exit) ends the guest"
 	cat >/tmp/.bashrc <<'RC'
@@ -109,30 +208,4 @@ RC
 	setsid -c bash --rcfile /tmp/.bashrc -i </dev/console >/dev/console 2>&1
 	rc=$?
 fi
-# Debug kernels: kmemleak scans after the script. Two are needed: a scan passes over an
-# object whose contents it has not summed before (and one younger than 5 s), so a leak shows
-# in the second scan at the earliest. Its "suspected memory leak" line in the kernel log
-# fails the run (logscan); run.sh also fails it on a non-empty kmemleak.log. Each scan of a
-# 1 GiB guest takes ~20 s under TCG, which covers kmemleak's 5 s minimum age.
-# A pointer to a lost object can outlive its last user on a dead task's kernel stack, which
-# the kernel keeps (per CPU) for the next fork and kmemleak scans like any allocation: forks
-# on every CPU take those stacks back, and a stack is zeroed when it is reused. A scan that
-# fails (kmemleak turned itself off) fails the run: its silence would prove nothing.
-if [ -w /sys/kernel/debug/kmemleak ]; then
-	for c in $(seq 0 $(($(nproc) - 1))); do
-		taskset -c "$c" sh -c ':& :& :& wait' 2>/dev/null
-	done
-	if echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak; then
-		cat /sys/kernel/debug/kmemleak >"$VIACAM_RESULTS/kmemleak.log" 2>&1
-	else
-		echo "kmemleak could not scan (it turned itself off: see the kernel log)" >"$VIACAM_RESULTS/kmemleak.log"
-	fi
-fi
-dmesg >"$VIACAM_RESULTS/dmesg.log" 2>&1
-echo "$rc" >"$VIACAM_RESULTS/rc"
-sync
-# A synchronous power-off: reboot(2) does not return. (SysRq-o only schedules one, and PID 1
-# racing on would exit with the root being torn down: "Attempted to kill init".)
-/bin/busybox poweroff -f
-echo o >/proc/sysrq-trigger
-while :; do read -r -t 3600 _ </dev/console; done
+finish

@@ -11,6 +11,9 @@
 #   --memory MIB       guest memory (default 2048; 1024 on the *-debug kernels)
 #   --smp N            guest CPUs (default 2)
 #   --q35              use the q35 machine (automatic for the *-debug kernels)
+#   --systemd          an installed system: SCRIPT runs as `SCRIPT install` before systemd,
+#                      then systemd is PID 1 and runs `SCRIPT check` (guest-init.sh); the
+#                      guest has the kernel's own modules only (no viacam.ko from the build)
 #
 # Exit status: the script's own status when the guest finished cleanly; 124 when the guest
 # ran out of time; 125 when the guest died without reporting a status (crash, panic, boot
@@ -30,6 +33,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 series=6.12 results="" timeout=300 memory=2048 memory_set=0 smp=2 machine=pc script="" shell=0
+systemd=0
 
 die() { echo "vm: $*" >&2; exit 125; }
 while [ $# -gt 0 ]; do
@@ -40,8 +44,9 @@ while [ $# -gt 0 ]; do
 	--memory) memory=$2; memory_set=1; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--q35) machine=q35; shift ;;
+	--systemd) systemd=1; shift ;;
 	--shell) shell=1; shift ;;
-	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
 	-*) die "unknown option '$1' (see --help)" ;;
 	*) script=$1; shift; break ;;
 	esac
@@ -103,7 +108,7 @@ while IFS= read -r var; do
 done < <(compgen -e | grep -E '^VIACAM_(FUZZ|STRESS)_[A-Z0-9_]+$' || true)
 
 modroot=$src/build/modroot/$kver
-[ -d "$modroot" ] || modroot=$kdir/root
+[ -d "$modroot" ] && [ "$systemd" = 0 ] || modroot=$kdir/root
 
 # TCG runs single-threaded (all vCPUs of a guest take turns on one host thread): under
 # multi-threaded TCG the kernel's live text patching (int3-based text_poke_bp of static keys
@@ -125,6 +130,7 @@ keep=${VIACAM_CACHE:-$HOME/.cache/viacam}
 [ -n "${VIACAM_VM_KEEP:-}" ] && keep+=":$VIACAM_VM_KEEP"
 append+=" vm_results=$results vm_keep=$keep"
 [ -n "$script" ] && append+=" vm_script=$script"
+[ "$systemd" = 1 ] && append+=" vm_systemd=1"
 
 qemu=(qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu max -m "$memory" -smp "$smp"
 	-nographic -no-reboot -nic none

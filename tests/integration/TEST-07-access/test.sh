@@ -25,6 +25,27 @@ check "Debian's uaccess rule is there to override" test -f /lib/udev/rules.d/70-
 check "the capture node keeps the seat's uaccess tag ($(tags "$cap"))" grep -q ':uaccess:' <<<"$(tags "$cap")"
 check "the backend node has no uaccess tag ($(tags "$out"))" bash -c "! grep -q ':uaccess:' <<<'$(tags "$out")'"
 check "/dev/viacam has no uaccess tag ($(tags /dev/viacam))" bash -c "! grep -q ':uaccess:' <<<'$(tags /dev/viacam)'"
+# The ACL itself, not only the tags: udev's uaccess builtin (73-seat-late.rules) grants the
+# seat's active user rw on every node it runs for, and all it asks logind is the seat's state
+# file. With a stand-in file naming uid 4242 the active user at seat0, replaying the nodes'
+# events must give uid 4242 the capture node and nothing else. (systemd 252, Debian 12's,
+# matches TAG== against the sticky tags, so a rule's TAG-="uaccess" alone does not stop it.)
+mkdir -p /run/systemd/seats
+printf 'ACTIVE=c1\nACTIVE_UID=4242\n' >/run/systemd/seats/seat0
+udevadm trigger --action=change "$cap" "$out" /dev/viacam
+udevadm settle -t 30
+seat_user() { setpriv --reuid=4242 --regid=nogroup --clear-groups -- "$@"; }
+seat_may_open() { seat_user v4l2-ctl -d "$1" --get-fmt-video >/dev/null; }
+echo "with uid 4242 at the seat: $(ls -l "$cap" "$out" /dev/viacam | tr '\n' ';')" >>"$RES/summary"
+check "the seat's user may open the capture node (the stand-in seat works)" \
+	seat_may_open "$cap"
+msg=$(seat_user "$BIN/vctest" produce -n 1 "$out" 2>&1)
+check "...but not the backend node ($msg)" grep -q 'Permission denied' <<<"$msg"
+msg=$(seat_user "$BIN/viacamctl" list 2>&1)
+check "...nor /dev/viacam ($msg)" grep -q 'Permission denied' <<<"$msg"
+check "the backend node has no ACL ($(ls -l "$out" | cut -d' ' -f1))" \
+	bash -c "[ \"\$(ls -l '$out' | cut -c11)\" != + ]"
+rm -rf /run/systemd/seats
 useradd -M -N -G video camuser 2>/dev/null || die "useradd"
 as_user() { setpriv --reuid=camuser --regid=nogroup --init-groups -- "$@"; }
 

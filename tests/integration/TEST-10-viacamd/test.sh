@@ -227,6 +227,19 @@ check "...and its consumer streams on with repeated frames ($res)" \
 check "viacamctl list names the backends" grep -q 'viacamd:main:pattern' "$RES/list.txt"
 check "viacamctl reload signals the daemon" "$BIN/viacamctl" --state $state reload
 check "...which reloads" wait_for 10 log_has "reloading $conf (SIGHUP)"
+# reload --wait (viacamd.service's ExecReload): 0 once applied, 1 with the first problem once
+# rejected, and the running cameras stay.
+check "viacamctl reload --wait reports an applied reload" \
+	bash -c "'$BIN/viacamctl' --state $state reload --wait | grep -q 'applied its configuration'"
+cp "$conf" "$cfg/good.conf"
+printf '[camera broken]\nbackend = nonesuch\n' >>"$conf"
+"$BIN/viacamctl" --state $state reload --wait >"$RES/reload-bad.out" 2>&1
+rc=$?
+check "...and a rejected one: exit $rc ($(tail -n1 "$RES/reload-bad.out"))" test $rc = 1
+check "...naming FILE:LINE of the problem" grep -qE "rejected its configuration .*: $conf:[0-9]+: " "$RES/reload-bad.out"
+check "...while the camera stays" test -e $cap
+cp "$cfg/good.conf" "$conf"
+check "...and the repaired file is applied" "$BIN/viacamctl" --state $state reload --wait
 
 # A camera the bridge cannot create (its 64 cameras are taken) is not served, the reload says
 # so, and the daemon tries it again until it is: once a camera is removed, it appears.

@@ -1,0 +1,159 @@
+#!/bin/bash
+# installed-system.sh - viacam installed from its Debian packages on a machine that boots with
+# systemd, in the guest of tests/harness/test-installed-system.sh (tools/vm/run.sh --systemd).
+#
+#   installed-system.sh install   before systemd starts (PID 1 is still guest-init.sh):
+#       dpkg -i the packages from $VIACAM_RESULTS/debs; DKMS builds the module for the running
+#       kernel; nothing of viacam runs yet. The machine then boots with systemd.
+#   installed-system.sh check     under systemd (viacam-test.service):
+#       the module was loaded at boot from modules-load.d, udev gave the nodes their owners
+#       and modes (no seat tag on backend nodes) and started viacamd; the installed config
+#       serves no camera on a machine without a VIA chip and says so once; an edited config
+#       is applied by `systemctl reload` and a client in group video captures from it; a
+#       broken edit fails the reload, is logged as FILE:LINE with error priority and changes
+#       nothing; `systemctl stop viacamd` leaves the streaming client with repeated frames.
+. "$(dirname "$0")/lib.sh"
+conf=/etc/viacam/viacam.conf
+
+install_phase() {
+	# The kernel's headers for DKMS: the cached headers package (guest-only change).
+	ln -sfn "$vm_modroot/usr/src/linux-headers-$KVER" "/usr/lib/modules/$KVER/build"
+	# man-db's trigger would rebuild its index under TCG for minutes.
+	rm -f /var/lib/man-db/auto-update
+	local debs=("$RES"/debs/*.deb)
+	[ -e "${debs[0]}" ] || die "no packages in $RES/debs"
+	echo "installing: ${debs[*]##*/}"
+	local t0=$SECONDS
+	if dpkg -i "${debs[@]}" >"$RES/dpkg.log" 2>&1; then
+		pass "dpkg -i ${debs[*]##*/} ($((SECONDS - t0)) s)"
+	else
+		tail -n 30 "$RES/dpkg.log"
+		die "dpkg -i failed"
+	fi
+	cp /var/lib/dkms/viacam/*/build/make.log "$RES/dkms-make.log" 2>/dev/null
+	check "dkms built and installed the module for $KVER ($(dkms status viacam 2>&1 | tr '\n' ' '))" \
+		bash -c "dkms status viacam | grep -q ', $KVER, .*: installed'"
+	local ko
+	ko=$(modinfo -n viacam 2>&1)
+	check "modprobe finds DKMS's module ($ko)" grep -q "^/lib/modules/$KVER/updates/dkms/viacam.ko" <<<"$ko"
+	check "the config is installed as a conffile" grep -qx "$conf" /var/lib/dpkg/info/viacamd.conffiles
+	check "the unit is installed, static" bash -c "systemctl is-enabled viacamd.service 2>&1 | grep -qx static"
+	check "nothing of viacam runs yet" not grep -q '^viacam ' /proc/modules
+	finish
+}
+
+# ---------------------------------------------------------------------------------------
+node_is() { # NODE OWNER:GROUP MODE
+	[ "$(stat -c '%U:%G %a' "$1" 2>/dev/null)" = "$2 $3" ]
+}
+# CURRENT_TAGS, not TAGS: TAGS keeps every tag a device ever had, one a rule took off included.
+tags_of() { udevadm info -q property -n "$1" | sed -n 's/^CURRENT_TAGS=//p'; }
+has_acl() { [ "$(ls -l "$1" | cut -c11)" = "+" ]; }
+as_video_user() { setpriv --reuid=nobody --regid=nogroup --groups="$(getent group video | cut -d: -f3)" "$@"; }
+as_plain_user() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+jlog() { journalctl -b --no-pager -o cat "$@"; }
+seat_user() { setpriv --reuid=4242 --regid=nogroup --clear-groups -- "$@"; }
+export -f tags_of has_acl as_video_user as_plain_user seat_user
+
+check_phase() {
+	check "viacamd is started (by udev, for /dev/viacam)" wait_for 120 systemctl is-active -q viacamd
+	systemctl status --no-pager viacamd >"$RES/viacamd-status.txt" 2>&1
+	# By its syslog identifier: it logs before journald can tell which unit it ran in.
+	check "systemd-modules-load loaded the module at boot" \
+		bash -c "journalctl -b --no-pager -o cat -t systemd-modules-load | grep -q \"Inserted module 'viacam'\""
+	# SYSTEMD_WANTS lands on the device's main unit, named after its sysfs path.
+	check "viacamd is wanted by /dev/viacam's device unit ($(systemctl show -p WantedBy --value viacamd))" \
+		bash -c "systemctl show -p WantedBy --value viacamd | grep -qw sys-devices-virtual-misc-viacam.device"
+	check "/dev/viacam: root:root 0600 ($(stat -c '%U:%G %a' /dev/viacam))" node_is /dev/viacam root:root 600
+	check "/dev/viacam: tagged for systemd, not for the seat ($(tags_of /dev/viacam))" \
+		bash -c 't=$(tags_of /dev/viacam); [[ $t == *:systemd:* && $t != *uaccess* ]]'
+	check "the installed config serves no camera here, and says so once" \
+		bash -c "[ \$(journalctl -b --no-pager -o cat -u viacamd | grep -c 'not served: via (optional, absent') = 1 ]"
+	check "no camera exists" bash -c "viacamctl list | wc -l | grep -qx 0"
+
+	# An admin adds a camera and reloads.
+	cp "$conf" /root/viacam.conf.orig
+	cat >>"$conf" <<-'CONF'
+	[camera test]
+	label = viacam test camera
+	video_nr = 10
+	backend_nr = 11
+	backend = pattern
+	formats = YUYV
+	sizes = 320x240 640x480
+	rates = 30 15
+	CONF
+	systemctl reload viacamd >"$RES/reload-good.out" 2>&1
+	rc=$?
+	check "systemctl reload applies the edited config (exit $rc)" test $rc = 0
+	check "...and its camera appears" wait_for 30 test -e /dev/video10 -a -e /dev/video11
+	check "capture node root:video 0660 ($(stat -c '%U:%G %a' /dev/video10))" node_is /dev/video10 root:video 660
+	check "backend node root:root 0600 ($(stat -c '%U:%G %a' /dev/video11))" node_is /dev/video11 root:root 600
+	check "the capture node is a seat device (uaccess: $(tags_of /dev/video10))" \
+		bash -c 't=$(tags_of /dev/video10); [[ $t == *:uaccess:* ]]'
+	check "the backend node is not ($(tags_of /dev/video11))" \
+		bash -c 't=$(tags_of /dev/video11); [[ $t != *uaccess* ]]'
+	# The seat's ACL: logind does not run here, but udev's uaccess builtin reads no more of it
+	# than the seat's state file; a stand-in names uid 4242 the active user at seat0.
+	mkdir -p /run/systemd/seats
+	printf 'ACTIVE=c1\nACTIVE_UID=4242\n' >/run/systemd/seats/seat0
+	udevadm trigger --action=change --settle /dev/video10 /dev/video11 /dev/viacam
+	check "the seat's user gets the capture node ($(ls -l /dev/video10 | cut -d' ' -f1))" \
+		bash -c 'seat_user v4l2-ctl -d /dev/video10 --get-fmt-video >/dev/null'
+	check "...but neither the backend node ($(ls -l /dev/video11 | cut -d' ' -f1))" \
+		bash -c '! seat_user v4l2-ctl -d /dev/video11 --all >/dev/null 2>&1'
+	check "...nor /dev/viacam ($(ls -l /dev/viacam | cut -d' ' -f1))" \
+		bash -c '! seat_user viacamctl list >/dev/null 2>&1'
+	check "...and neither has an ACL" bash -c '! has_acl /dev/video11 && ! has_acl /dev/viacam'
+	rm -rf /run/systemd/seats
+	as_video_user v4l2-ctl -d /dev/video10 --set-fmt-video=width=320,height=240,pixelformat=YUYV \
+		--stream-mmap --stream-count=10 --stream-to=/tmp/cap.raw >"$RES/capture.out" 2>&1
+	check "a user in group video captures 10 frames" test "$(stat -c %s /tmp/cap.raw 2>/dev/null)" = $((320 * 240 * 2 * 10))
+	check "...of the pattern, not an empty picture" \
+		test "$(od -An -tu1 -N 153600 /tmp/cap.raw | tr -s ' ' '\n' | sort -u | wc -l)" -gt 20
+	check "a user outside group video cannot open the capture node" \
+		bash -c '! as_plain_user v4l2-ctl -d /dev/video10 --all >/dev/null 2>&1'
+	check "...nor may a user in group video open the backend node" \
+		bash -c '! as_video_user v4l2-ctl -d /dev/video11 --all >/dev/null 2>&1'
+
+	# A broken edit: the reload fails, the journal says where with error priority, nothing changes.
+	cp "$conf" /root/viacam.conf.good
+	printf '[camera broken]\nbackend = nonesuch\n' >>"$conf"
+	local line
+	line=$(grep -n '^backend = nonesuch' "$conf" | cut -d: -f1)
+	systemctl reload viacamd >"$RES/reload-bad.out" 2>&1
+	rc=$?
+	check "systemctl reload fails on a broken edit (exit $rc)" test $rc != 0
+	check "...the journal has $conf:$line: at error priority" \
+		bash -c "journalctl -b --no-pager -o cat -p err -u viacamd | grep -q '^$conf:$line: '"
+	check "...viacamd still runs" systemctl is-active -q viacamd
+	rm -f /tmp/cap.raw
+	as_video_user v4l2-ctl -d /dev/video10 --stream-mmap --stream-count=5 --stream-to=/tmp/cap.raw >/dev/null 2>&1
+	check "...and its camera still streams" test "$(stat -c %s /tmp/cap.raw 2>/dev/null)" = $((320 * 240 * 2 * 5))
+	cp /root/viacam.conf.good "$conf"
+	check "the repaired file reloads" systemctl reload viacamd
+
+	# Stopping the daemon: the consumer keeps streaming, on repeated frames.
+	v4l2-ctl -d /dev/video10 -p 30 >/dev/null 2>&1
+	as_video_user "$BIN/vctest" consume -a -n 100000 -t 10 /dev/video10 >"$RES/consume-stop.log" 2>&1 &
+	local cons=$!
+	sleep 4
+	systemctl stop viacamd
+	check "systemctl stop viacamd stops it" not systemctl is-active -q viacamd
+	wait $cons
+	local rc=$? res
+	res=$(tail -n1 "$RES/consume-stop.log")
+	check "the consumer streamed on through the stop ($res)" test $rc = 0
+	check "...with repeated frames" test "$(sed -nE 's/.* repeats=([0-9]+).*/\1/p' <<<"$res")" -gt 0
+	check "...and its camera stays" test -e /dev/video10
+	check "the sandbox refused viacamd nothing (no EPERM in its log)" \
+		bash -c "! journalctl -b --no-pager -o cat -u viacamd | grep -q 'Operation not permitted'"
+	jlog -u viacamd >"$RES/viacamd.log"
+	finish
+}
+
+case "${1:-}" in
+install) install_phase ;;
+check) check_phase ;;
+*) die "usage: $0 install|check" ;;
+esac
