@@ -87,6 +87,8 @@ check_phase() {
 	rc=$?
 	check "systemctl reload applies the edited config (exit $rc)" test $rc = 0
 	check "...and its camera appears" wait_for 30 test -e /dev/video10 -a -e /dev/video11
+	# devtmpfs makes the nodes root:root 0600; udev's rules give them their owners a moment later.
+	udevadm settle -t 30
 	check "capture node root:video 0660 ($(stat -c '%U:%G %a' /dev/video10))" node_is /dev/video10 root:video 660
 	check "backend node root:root 0600 ($(stat -c '%U:%G %a' /dev/video11))" node_is /dev/video11 root:root 600
 	check "the capture node is a seat device (uaccess: $(tags_of /dev/video10))" \
