@@ -46,7 +46,14 @@ mkdir -p "$(dirname "$times_file")"
 touch "$times_file"
 run_start=$(date +%s)
 
-phase_time() { echo "== time $1: $2 s"; }
+# phase_time WHAT SECONDS [CPU_SECONDS]
+phase_time() {
+	if [ -n "${3:-}" ]; then
+		echo "== time $1: $2 s (CPU $3 s, $(awk -v c="$3" -v w="$2" 'BEGIN { printf "%.2f", w ? c / w : 0 }') cores)"
+	else
+		echo "== time $1: $2 s"
+	fi
+}
 
 selected() {
 	if [ -n "${TEST_MATCH:-}" ] && ! [[ $1 =~ $TEST_MATCH ]]; then return 1; fi
@@ -139,13 +146,16 @@ if [ "${1:-}" != --unit-only ]; then
 	done
 	# Longest first (the last run's time), so the job slots finish together. A job never
 	# timed yet (a fresh cache) is guessed from its timeout (tripled on the debug kernel,
-	# where tests take about three times as long), a host check as 100 s.
+	# where tests take about three times as long), a host check from its header line
+	# "# expected-seconds: N" (else 100 s; the 7-minute installed-system check guessed so
+	# would start among the last jobs and run alone at the end).
 	mapfile -t joblist < <(for j in "${joblist[@]}"; do
 		read -r kind name series path <<<"$j"
 		secs=$(awk -v n="$name" '$1 == n { s = $2 } END { print s + 0 }' "$times_file")
 		if [ "$secs" = 0 ]; then
 			if [ "$kind" = harness ]; then
-				secs=100
+				secs=$(sed -n 's/^# expected-seconds: *\([0-9]*\).*/\1/p' "$path" | head -n 1)
+				secs=${secs:-100}
 			elif [ "$kind" = group ]; then
 				secs=$(for d in ${path//,/ }; do cat "$d/timeout" 2>/dev/null || echo 300; done |
 					awk '{ s += $1 } END { print s }')
@@ -191,6 +201,12 @@ if [ "${1:-}" != --unit-only ]; then
 			rc=$?
 		fi
 		echo $(($(date +%s) - start)) >"$res/secs"
+		# CPU seconds of everything the job ran (its guests included): how much of its time a
+		# job keeps a core busy, which says whether more job slots would pay.
+		# (times into a file, not a pipe: in a pipe it runs in a fork that has no children yet)
+		times >"$res/times"
+		awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] }
+			printf "%d\n", s }' "$res/times" >"$res/cpu"
 		echo "$rc" >"$res/rc"
 	}
 	report_job() { # KIND NAME SERIES PATH
@@ -266,6 +282,7 @@ if [ "${1:-}" != --unit-only ]; then
 	t0=$(date +%s)
 	declare -A running=()     # pid -> job
 	declare -A series_secs=() # series -> guest seconds spent on it
+	declare -A series_cpu=()  # series -> CPU seconds spent on it
 	for job in "${joblist[@]}" ""; do
 		# Wait for a free slot (and, after the last job, for all of them).
 		while [ ${#running[@]} -gt 0 ] && { [ -z "$job" ] || [ ${#running[@]} -ge "$jobs" ]; }; do
@@ -277,6 +294,8 @@ if [ "${1:-}" != --unit-only ]; then
 			report_job "$kind" "$name" "$series" "$path"
 			s=$(cat "$out/$name/secs" 2>/dev/null || echo 0)
 			series_secs[$series]=$((${series_secs[$series]:-0} + s))
+			s=$(cat "$out/$name/cpu" 2>/dev/null || echo 0)
+			series_cpu[$series]=$((${series_cpu[$series]:-0} + ${s:-0}))
 		done
 		[ -n "$job" ] || break
 		read -r kind name series path <<<"$job"
@@ -286,11 +305,13 @@ if [ "${1:-}" != --unit-only ]; then
 	# Keep the newest time of each test only.
 	awk '{ t[$1] = $2 } END { for (n in t) print n, t[n] }' "$times_file" | sort >"$times_file.new" &&
 		mv "$times_file.new" "$times_file"
+	cpu_all=0
 	for s in "${!series_secs[@]}"; do
-		[ "$s" = - ] && phase_time "host checks (sum over jobs)" "${series_secs[$s]}" ||
-			phase_time "kernel $s (sum over its tests)" "${series_secs[$s]}"
+		cpu_all=$((cpu_all + ${series_cpu[$s]:-0}))
+		[ "$s" = - ] && phase_time "host checks (sum over jobs)" "${series_secs[$s]}" "${series_cpu[$s]:-0}" ||
+			phase_time "kernel $s (sum over its tests)" "${series_secs[$s]}" "${series_cpu[$s]:-0}"
 	done
-	phase_time "host checks and integration tests ($jobs at once)" $(($(date +%s) - t0))
+	phase_time "host checks and integration tests ($jobs at once)" $(($(date +%s) - t0)) "$cpu_all"
 fi
 phase_time "tests/run.sh" $(($(date +%s) - run_start))
 

@@ -3,6 +3,7 @@
 # for VIACAM_PARSER_FUZZ_SECONDS each (default 20; `make fuzz-parsers-nightly`: 600), from the
 # committed seed corpus in tests/fuzz/corpus/. A crash, leak, sanitizer report or broken invariant fails the test and
 # leaves the input that did it in the work folder (replay: build/fuzz/fuzz-NAME FILE).
+# expected-seconds: 45 (the runner's guess on a fresh machine: long jobs start first)
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}

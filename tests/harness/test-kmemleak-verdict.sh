@@ -4,6 +4,7 @@
 # 64 bytes per camera, and tools/vm/run.sh must exit 126 naming kmemleak. The same script
 # without the leak passes, so the verdict comes from the leak and not from the kernel; a run
 # in which kmemleak turned itself off fails as well (its silence would prove nothing).
+# expected-seconds: 180 (the runner's guess on a fresh machine: long jobs start first)
 # needs-kernel: 6.1-debug
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)

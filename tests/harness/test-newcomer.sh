@@ -4,6 +4,7 @@
 # parent `make check`), must fetch only the one kernel it boots, build, and leave a snapshot
 # PNG that ffprobe reads as 640x480. The clone gets this tree's uncommitted changes too, so
 # the test checks what is about to be committed.
+# expected-seconds: 85 (the runner's guess on a fresh machine: long jobs start first)
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}

@@ -9,6 +9,7 @@
 #  - `dkms build` of the packaged source succeeds against every cached kernel's headers
 #    (private dkms and source trees: nothing of the host's is touched), and each module's
 #    vermagic names its kernel.
+# expected-seconds: 45 (the runner's guess on a fresh machine: long jobs start first)
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}

@@ -5,6 +5,7 @@
 # past its timeout (must fail with 124 while the next still runs); one that leaves a process
 # and a module behind (must pass, and the test after it must find neither). The runner's
 # counts line must say 3 passed, 2 failed.
+# expected-seconds: 40 (the runner's guess on a fresh machine: long jobs start first)
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}

@@ -6,6 +6,7 @@
 # host root it shares already has /lib/modules/<that release> (a host with the same Debian
 # kernel installed; faked inside the guest, the host is never touched). Two guests started at
 # once on a fresh cache share one initramfs build. Runs on the newest cached kernel (6.12).
+# expected-seconds: 130 (the runner's guess on a fresh machine: long jobs start first)
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}

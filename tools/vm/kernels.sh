@@ -107,7 +107,30 @@ shift || true
 case "$cmd" in
 fetch)
 	[ $# -gt 0 ] || set -- $DEFAULT_SERIES
-	for s in "$@"; do fetch_one "$s"; done
+	for s in "$@"; do
+		case "$s" in 6.1 | 6.12 | 6.12-rt | 6.1-debug) ;; *) die "unknown kernel series '$s' (known: 6.1, 6.12, 6.12-rt, 6.1-debug)" ;; esac
+	done
+	# The debug kernel's build starts first and runs beside the fetches: unpacking the source
+	# and unpacking the fetched packages are each one xz stream (one core), so together they
+	# keep both cores busy (about 40 s less on a fresh machine).
+	# It runs in a session of its own, so that a failed fetch (or ^C) stops the whole build.
+	debug_pid=
+	others=()
+	for s in "$@"; do
+		if [ "$s" = 6.1-debug ] && [ $# -gt 1 ]; then
+			setsid "$0" fetch 6.1-debug &
+			debug_pid=$!
+			trap 'kill -TERM -- -"$debug_pid" 2>/dev/null' EXIT
+			trap 'exit 130' INT TERM
+		else
+			others+=("$s")
+		fi
+	done
+	for s in "${others[@]}"; do fetch_one "$s"; done
+	if [ -n "$debug_pid" ]; then
+		wait "$debug_pid" || die "the 6.1-debug kernel was not built (its messages are above)"
+		trap - EXIT
+	fi
 	;;
 list)
 	[ $# -gt 0 ] || set -- $DEFAULT_SERIES
