@@ -590,9 +590,12 @@ static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static const struct vc_offer *find_offer(const struct vc_prepared *p, uint32_t f, uint32_t w,
-					 uint32_t h, uint32_t num, uint32_t den)
+const struct vc_offer *vc_offer_find(const struct vc_prepared *p, uint32_t f, uint32_t w,
+				     uint32_t h, uint32_t num, uint32_t den)
 {
+	/* 0/0 would match every rate below, and the caller divides by @den. */
+	if (!num || !den)
+		return NULL;
 	for (size_t i = 0; i < p->noffers; i++) {
 		const struct viacam_format *o = &p->offers[i].fmt;
 
@@ -653,8 +656,8 @@ static int session_stream_start(struct vc_session *s, const struct viacam_event_
 
 	if (s->streaming)
 		session_stream_stop(s, NULL);
-	s->offer = find_offer(s->cur, es->pixelformat, es->width, es->height, es->interval_num,
-			      es->interval_den);
+	s->offer = vc_offer_find(s->cur, es->pixelformat, es->width, es->height,
+				 es->interval_num, es->interval_den);
 	if (!s->offer) {
 		char fc[5];
 
@@ -745,8 +748,8 @@ static void session_interval(struct vc_session *s, const struct viacam_event_str
 
 	if (!s->streaming)
 		return;
-	o = find_offer(s->cur, es->pixelformat, es->width, es->height, es->interval_num,
-		       es->interval_den);
+	o = vc_offer_find(s->cur, es->pixelformat, es->width, es->height, es->interval_num,
+			  es->interval_den);
 	if (!o)
 		return;
 	stop_backend(s);
@@ -1028,8 +1031,8 @@ static void swap_backend(struct vc_session *s, struct vc_prepared *p)
 	vc_prepared_free(s->pending);
 	s->pending = NULL;
 	if (s->streaming)
-		o = find_offer(p, s->mode.pixelformat, s->mode.width, s->mode.height,
-			       s->mode.interval_num, s->mode.interval_den);
+		o = vc_offer_find(p, s->mode.pixelformat, s->mode.width, s->mode.height,
+				  s->mode.interval_num, s->mode.interval_den);
 	if (s->streaming && !o) {
 		vc_cam_log(s, "backend '%s' cannot produce the streaming %s; the change waits until the stream stops",
 			   p->ops->name, mode_str(&s->mode, buf, sizeof(buf)));

@@ -40,6 +40,12 @@ int vc_prepare(const struct vc_cam_conf *cc, const char *path, struct vc_prepare
 	       struct vc_msgs *msgs);
 void vc_prepared_free(struct vc_prepared *p);
 
+/*
+ * The offer of @p that makes pixelformat @f at @w x @h with frame interval @num/@den
+ * seconds, or NULL (also for a zero interval).
+ */
+const struct vc_offer *vc_offer_find(const struct vc_prepared *p, uint32_t f, uint32_t w,
+				     uint32_t h, uint32_t num, uint32_t den);
 struct vc_session;
 
 /*

@@ -54,7 +54,9 @@
  * backend queue: it is copied from user space straight into that buffer (one
  * copy; vb2's write() emulation plus the hand-off would make two), if its
  * pages are present. That buffer is then the source for repeats (src_buf)
- * once it is queued again.
+ * once it is queued again, if its memory is MMAP memory; of a USERPTR or
+ * DMABUF buffer, whose memory the consumer may change, the bridge keeps its
+ * own copy (last_frame) at once.
  */
 #include <linux/delay.h>
 #include <linux/jiffies.h>
@@ -253,6 +255,7 @@ static void viacam_keep_frame(struct viacam_cam *cam, const void *src, u32 len,
 		return;
 	memcpy(cam->last_frame, src, len);
 	spin_lock_irqsave(&cam->slock, flags);
+	cam->copies++;
 	cam->last_sfmt = *sfmt;
 	cam->last_len = len;
 	cam->last_valid = true;
@@ -521,13 +524,9 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 
 	spin_lock_irqsave(&cam->slock, flags);
 	list_add_tail(&buf->list, &cam->cap_queued);
-	if (buf == cam->src_buf) {
-		/* Only MMAP memory is ours alone; other memory may have changed. */
-		if (vb->memory == VB2_MEMORY_MMAP)
-			cam->src_ready = true;
-		else
-			cam->src_buf = NULL;
-	}
+	/* The direct write's frame is in it, ours again (src_buf is MMAP only). */
+	if (buf == cam->src_buf)
+		cam->src_ready = true;
 	kick = cam->cap_active && cam->held && !cam->held_delivered;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (kick)
@@ -836,6 +835,9 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 				 struct viacam_buf **old)
 {
 	struct vb2_buffer *vb = &cap->vb.vb2_buf;
+	/* Only MMAP memory stays ours alone once the consumer has the buffer back. */
+	bool own = vb->memory == VB2_MEMORY_MMAP;
+	struct viacam_streamfmt sfmt;
 	unsigned long flags;
 	bool failed;
 
@@ -865,9 +867,19 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 	cam->frames_out++;
 	cam->copies++;
 	/* The repeat source, unless the stream stopped (which cleared it). */
-	cam->src_buf = cam->cap_active ? cap : NULL;
+	cam->src_buf = cam->cap_active && own ? cap : NULL;
 	cam->src_ready = false;
+	if (!own)
+		cam->last_valid = false;
+	sfmt = cam->cap_sfmt;
 	spin_unlock_irqrestore(&cam->slock, flags);
+	/*
+	 * A USERPTR or DMABUF buffer is the consumer's memory: it may change once
+	 * the consumer has it back, so it cannot be the repeat source. The bridge
+	 * keeps its own copy of the frame instead (a second copy, kernel to kernel).
+	 */
+	if (!own)
+		viacam_keep_frame(cam, vb2_plane_vaddr(vb, 0), count, &sfmt);
 	vb2_set_plane_payload(vb, 0, count);
 	cap->vb.field = V4L2_FIELD_NONE;
 	vb->timestamp = ktime_get_ns();

@@ -32,9 +32,10 @@
  *       a consumer's S_PARM while it streams sets the rate of the bridge's repeats
  *   vctest mjpeg-write CAPDEV OUTDEV
  *       compressed frames through write(): one write() is one frame, of any length
- *   vctest repeats CAPDEV OUTDEV ID
- *       repeats after a direct write() show that frame only; QUERY's BACKEND_STREAMING
- *       ends with the capture stream or the writer's handle (camera timeout 500 ms)
+ *   vctest repeats CAPDEV OUTDEV ID [userptr]
+ *       repeats after a direct write() show that frame only (an MMAP consumer, or with
+ *       "userptr" a USERPTR one); QUERY's BACKEND_STREAMING ends with the capture stream
+ *       or the writer's handle (camera timeout 500 ms)
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -164,6 +165,7 @@ static enum frame_kind check_frame(const uint8_t *p, size_t len, uint32_t *count
 struct stream {
 	int fd;
 	enum v4l2_buf_type type;
+	enum v4l2_memory memory;	/* MMAP, or USERPTR (stream_setup_userptr) */
 	unsigned int count;
 	void *mem[32];
 	size_t len[32];
@@ -176,6 +178,7 @@ static int stream_setup(struct stream *s, int fd, enum v4l2_buf_type type, unsig
 
 	s->fd = fd;
 	s->type = type;
+	s->memory = V4L2_MEMORY_MMAP;
 	if (xioctl(fd, VIDIOC_REQBUFS, &req) < 0)
 		return -errno;
 	s->count = req.count;
@@ -193,19 +196,51 @@ static int stream_setup(struct stream *s, int fd, enum v4l2_buf_type type, unsig
 	return 0;
 }
 
+/* @count USERPTR buffers of @size bytes each, page-aligned memory of our own. */
+static int stream_setup_userptr(struct stream *s, int fd, enum v4l2_buf_type type,
+				unsigned int count, size_t size)
+{
+	struct v4l2_requestbuffers req = { .count = count, .type = type,
+					   .memory = V4L2_MEMORY_USERPTR };
+	long page = sysconf(_SC_PAGESIZE);
+
+	s->fd = fd;
+	s->type = type;
+	s->memory = V4L2_MEMORY_USERPTR;
+	if (xioctl(fd, VIDIOC_REQBUFS, &req) < 0)
+		return -errno;
+	s->count = req.count;
+	size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
+	for (unsigned int i = 0; i < req.count; i++) {
+		s->len[i] = size;
+		if (posix_memalign(&s->mem[i], (size_t)page, size))
+			return -ENOMEM;
+		memset(s->mem[i], 0, size);
+	}
+	return 0;
+}
+
 /* Unmap the buffers: a mapping keeps the file (and the queue's ownership) alive past close(). */
 static void stream_unmap(struct stream *s)
 {
-	for (unsigned int i = 0; i < s->count; i++)
-		munmap(s->mem[i], s->len[i]);
+	for (unsigned int i = 0; i < s->count; i++) {
+		if (s->memory == V4L2_MEMORY_USERPTR)
+			free(s->mem[i]);
+		else
+			munmap(s->mem[i], s->len[i]);
+	}
 	s->count = 0;
 }
 
 static int qbuf(struct stream *s, unsigned int index, uint32_t bytesused)
 {
-	struct v4l2_buffer b = { .index = index, .type = s->type, .memory = V4L2_MEMORY_MMAP,
+	struct v4l2_buffer b = { .index = index, .type = s->type, .memory = s->memory,
 				 .bytesused = bytesused, .field = V4L2_FIELD_NONE };
 
+	if (s->memory == V4L2_MEMORY_USERPTR) {
+		b.m.userptr = (unsigned long)s->mem[index];
+		b.length = (uint32_t)s->len[index];
+	}
 	return xioctl(s->fd, VIDIOC_QBUF, &b) < 0 ? -errno : 0;
 }
 
@@ -213,7 +248,7 @@ static int dqbuf(struct stream *s, struct v4l2_buffer *b)
 {
 	memset(b, 0, sizeof(*b));
 	b->type = s->type;
-	b->memory = V4L2_MEMORY_MMAP;
+	b->memory = s->memory;
 	return xioctl(s->fd, VIDIOC_DQBUF, b) < 0 ? -errno : 0;
 }
 
@@ -1779,22 +1814,26 @@ static int cmd_repeats(int argc, char **argv)
 	struct v4l2_buffer b;
 	uint32_t size, counter = 0, st;
 	int capfd, outfd, ctl, prev = -1, bad = 0, n, kept;
+	bool userptr;
 	uint32_t id;
 	uint8_t *frame;
 
-	if (argc != 4)
+	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "userptr")))
 		return 2;
+	userptr = argc == 5;
 	capfd = xopen(argv[1], O_RDWR | O_NONBLOCK);
 	outfd = xopen(argv[2], O_RDWR);
 	ctl = xopen("/dev/viacam", O_RDWR);
 	id = strtoul(argv[3], NULL, 0);
 	CHECK(set_out_fmt(outfd, 320, 240, &size) == 0, "producer S_FMT 320x240");
 	frame = malloc(size);
-	if (!frame || stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4) < 0)
+	if (!frame || (userptr ? stream_setup_userptr(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4, size) :
+		       stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4)) < 0)
 		return 1;
 	for (unsigned int i = 0; i < cap.count; i++)
 		qbuf(&cap, i, 0);
-	CHECK(streamon(&cap) == 0, "consumer streams, %u buffers wait", cap.count);
+	CHECK(streamon(&cap) == 0, "consumer streams, %u %s buffers wait", cap.count,
+	      userptr ? "USERPTR" : "MMAP");
 	fill_frame(frame, size, 4242);
 	CHECK(write(outfd, frame, size) == (ssize_t)size, "producer write()s frame 4242");
 	CHECK(dqbuf_wait(&cap, &b, 3000) == 0 &&

@@ -180,6 +180,28 @@ static void test_no_offer_the_bridge_refuses(void **state)
 	unlink(clip);
 }
 
+/*
+ * The consumer's mode in a stream event picks the offer the session starts. A zero
+ * interval (0/0 matched every offer, as 0 * den == num * 0) must pick none: the session
+ * divides by the event's denominator once it has an offer.
+ */
+static void test_offer_for_a_zero_interval(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_prepared *p;
+
+	(void)state;
+	assert_int_equal(prepare("[camera a]\nlabel = A\nformats = YUYV\nsizes = 640x480\n"
+				 "rates = 30 15\n", "a", &p, &m), 0);
+	assert_non_null(vc_offer_find(p, V4L2_PIX_FMT_YUYV, 640, 480, 1, 30));
+	assert_non_null(vc_offer_find(p, V4L2_PIX_FMT_YUYV, 640, 480, 2, 30));
+	assert_null(vc_offer_find(p, V4L2_PIX_FMT_YUYV, 640, 480, 1, 25));
+	assert_null(vc_offer_find(p, V4L2_PIX_FMT_YUYV, 640, 480, 0, 0));
+	assert_null(vc_offer_find(p, V4L2_PIX_FMT_YUYV, 640, 480, 1, 0));
+	assert_null(vc_offer_find(p, V4L2_PIX_FMT_YUYV, 640, 480, 0, 30));
+	vc_prepared_free(p);
+}
+
 /* One check pass: the parser's problems and the backends' together, sorted by line. */
 static void test_one_pass(void **state)
 {
@@ -427,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_backend_errors_at_the_key),
 		cmocka_unit_test(test_backend_numbers_are_strict),
 		cmocka_unit_test(test_no_offer_the_bridge_refuses),
+		cmocka_unit_test(test_offer_for_a_zero_interval),
 		cmocka_unit_test(test_one_pass),
 		cmocka_unit_test(test_reload_says_what_is_served_and_retries),
 		cmocka_unit_test(test_retry_timer_backs_off),

@@ -16,11 +16,13 @@
 #  - repeats: after a direct write() (a frame copied straight into a capture buffer) the
 #    repeats show that frame only, also while the consumer holds its buffer (they showed a
 #    neutral or older frame then), and QUERY's BACKEND_STREAMING ends when the consumer stops
-#    or the writer closes (it stayed on until a repeat).
+#    or the writer closes (it stayed on until a repeat);
+#  - repeats-userptr: the same for a consumer with USERPTR buffers, whose memory is its own
+#    once it has the buffer back (the repeats were neutral frames or an older one).
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src qbuf-copy uffd repeats; do
+for mode in held-stop write-fault small-src qbuf-copy uffd repeats repeats-userptr; do
 	"$BIN/viacamctl" add --label "race $mode" --timeout 500 >"$RES/add-$mode.log" || die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
 	cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
@@ -28,6 +30,7 @@ for mode in held-stop write-fault small-src qbuf-copy uffd repeats; do
 	case $mode in
 	uffd) args=(race uffd "${args[@]}" "$id") ;;
 	repeats) args=(repeats "${args[@]}" "$id") ;;
+	repeats-userptr) args=(repeats "${args[@]}" "$id" userptr) ;;
 	*) args=(race "$mode" "${args[@]}") ;;
 	esac
 	timeout 60 "$BIN/vctest" "${args[@]}" | tee "$RES/$mode.log"
