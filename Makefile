@@ -138,15 +138,26 @@ $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS) | pkgchec
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_TEST) -O1 $(SAN) $(INCLUDES) -o $@ $< $(test-$*_SRC) -lcmocka $(test-$*_LIBS)
 
-# libFuzzer targets (clang): the config and Y4M parsers. tests/harness/test-fuzz-parsers.sh
-# runs each for a short while in `make check`.
-FUZZ_TARGETS := fuzz-config fuzz-y4m
+# libFuzzer targets (clang): the config and Y4M parsers, a session's event handling.
+# tests/harness/test-fuzz-parsers.sh runs each for a short while in `make check`.
+FUZZ_TARGETS := fuzz-config fuzz-y4m fuzz-session
 fuzz-config_SRC := backend/config.c tools/common/ctrlname.c $(BACKENDS_SRC)
 fuzz-config_LIBS := -linih $(LIBS_BACKENDS)
 fuzz-y4m_SRC := backend/y4m.c backend/text.c
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all
 fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
+# The session's event handling: session.c built with the shim that sends its ioctl(), open(),
+# mmap() and munmap() to the target's stand-in for the bridge (tests/fuzz/fuzz-session.c).
+fuzz-session_SRC := backend/config.c backend/convert.c tools/common/ctrlname.c $(BACKENDS_SRC)
+fuzz-session_LIBS := $(LIBS_DAEMON)
+$(BUILD)/fuzz/fuzz-session: tests/fuzz/fuzz-session.c tests/fuzz/fuzz-session-shim.h \
+		backend/session.c $(fuzz-session_SRC) $(HDRS)
+	@mkdir -p $(@D)
+	clang $(FUZZ_FLAGS) $(INCLUDES) -include tests/fuzz/fuzz-session-shim.h -c \
+		-o $@-session.o backend/session.c
+	clang $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $@-session.o $(fuzz-session_SRC) \
+		$(fuzz-session_LIBS)
 fuzz-parsers-nightly: fuzz
 	VIACAM_PARSER_FUZZ_SECONDS=600 bash tests/harness/test-fuzz-parsers.sh $(BUILD)/fuzz-nightly
 $(BUILD)/fuzz/%: tests/fuzz/%.c $$(%_SRC) $(HDRS)

@@ -796,6 +796,52 @@ static void start_from_query(struct vc_session *s)
 	session_stream_start(s, &es);
 }
 
+void vc_session_event(struct vc_session *s, const struct v4l2_event *ev)
+{
+	switch (ev->type) {
+	case VIACAM_EVENT_CONSUMERS: {
+		const struct viacam_event_consumers *c = (const void *)ev->u.data;
+
+		s->open = c->open;
+		if (c->streaming && !s->streaming)
+			start_from_query(s);
+		else if (!c->streaming && s->streaming)
+			session_stream_stop(s, "the last consumer stopped");
+		if (!c->streaming)
+			apply_pending_idle(s);
+		if (!c->open && s->ctrls_pending)
+			declare_ctrls(s);
+		break;
+	}
+	case VIACAM_EVENT_STREAM_START:
+		session_stream_start(s, (const void *)ev->u.data);
+		break;
+	case VIACAM_EVENT_STREAM_STOP:
+		session_stream_stop(s, "the last consumer stopped");
+		apply_pending_idle(s);
+		break;
+	case VIACAM_EVENT_CTRL:
+		session_ctrl(s, (const void *)ev->u.data);
+		break;
+	case VIACAM_EVENT_INTERVAL:
+		session_interval(s, (const void *)ev->u.data);
+		break;
+	default:
+		break;
+	}
+}
+
+void vc_session_pump(struct vc_session *s)
+{
+	if (s->fd >= 0 && s->streaming)
+		pump_one(s);
+}
+
+bool vc_session_attached(const struct vc_session *s)
+{
+	return s->fd >= 0;
+}
+
 static int on_event(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct vc_session *s = userdata;
@@ -810,37 +856,7 @@ static int on_event(sd_event_source *src, int fd, uint32_t revents, void *userda
 				camera_gone(s);
 			return 0;
 		}
-		switch (ev.type) {
-		case VIACAM_EVENT_CONSUMERS: {
-			const struct viacam_event_consumers *c = (const void *)ev.u.data;
-
-			s->open = c->open;
-			if (c->streaming && !s->streaming)
-				start_from_query(s);
-			else if (!c->streaming && s->streaming)
-				session_stream_stop(s, "the last consumer stopped");
-			if (!c->streaming)
-				apply_pending_idle(s);
-			if (!c->open && s->ctrls_pending)
-				declare_ctrls(s);
-			break;
-		}
-		case VIACAM_EVENT_STREAM_START:
-			session_stream_start(s, (const void *)ev.u.data);
-			break;
-		case VIACAM_EVENT_STREAM_STOP:
-			session_stream_stop(s, "the last consumer stopped");
-			apply_pending_idle(s);
-			break;
-		case VIACAM_EVENT_CTRL:
-			session_ctrl(s, (const void *)ev.u.data);
-			break;
-		case VIACAM_EVENT_INTERVAL:
-			session_interval(s, (const void *)ev.u.data);
-			break;
-		default:
-			break;
-		}
+		vc_session_event(s, &ev);
 		if (s->fd < 0)
 			return 0;
 	}

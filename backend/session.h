@@ -72,4 +72,14 @@ const char *vc_session_name(const struct vc_session *s);
 /* The backend in use (a pending swap not yet counted). */
 const char *vc_session_backend_name(const struct vc_session *s);
 
+
+/*
+ * For tests/fuzz/fuzz-session.c, which drives a session without the bridge: one event as
+ * VIDIOC_DQEVENT returned it (what the node's EPOLLPRI handler does with each), one frame
+ * slot of the timer while streaming, and whether the session still has its node.
+ */
+struct v4l2_event;
+void vc_session_event(struct vc_session *s, const struct v4l2_event *ev);
+void vc_session_pump(struct vc_session *s);
+bool vc_session_attached(const struct vc_session *s);
 #endif /* VIACAM_SESSION_H */
