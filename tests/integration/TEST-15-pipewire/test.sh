@@ -1,9 +1,11 @@
 #!/bin/bash
 # TEST-15-pipewire: the capture node as a PipeWire camera (issue 14, item 1). viacamd serves a
-# pattern camera; udevd tags the nodes (v4l_id), then pipewire and wireplumber run in a D-Bus
-# session as a desktop would start them (wireplumber 0.4 quits without logind unless its bluez
-# monitor is off: a drop-in in $XDG_CONFIG_HOME turns it off). Checked:
-# - the camera is a Video/Source node under its label, and the backend node is none;
+# pattern camera; udevd applies conf/70-viacam.rules and tags the nodes (v4l_id), then
+# pipewire and wireplumber run as a desktop user in group video, in a D-Bus session, as a
+# desktop would start them (wireplumber 0.4 quits without logind unless its bluez monitor is
+# off: a drop-in in $XDG_CONFIG_HOME turns it off). Checked:
+# - the camera is a Video/Source node under its label; the backend node (root 0600) is not
+#   even a PipeWire device;
 # - gst-launch-1.0 pipewiresrc streams it, with the pattern's pixels;
 # - two PipeWire clients receive frames at once (PipeWire asks the node for 16 buffers);
 # - the on-demand rule holds through PipeWire: the backend starts only when a client streams
@@ -24,22 +26,40 @@ if [ "${1:-}" != --session ]; then
 	rates = 15
 	pattern = bars
 	CONF
-	"$BIN/viacamd" -c /tmp/cfg/viacam.conf --state /run/viacamd/cameras >>"$RES/viacamd.log" 2>&1 &
+	# Its log where the desktop user can read it (the results folder is root's).
+	"$BIN/viacamd" -c /tmp/cfg/viacam.conf --state /run/viacamd/cameras >>/tmp/viacamd.log 2>&1 &
 	wait_for 60 test -e /dev/video40 -a -e /dev/video41 ||
-		{ cat "$RES/viacamd.log"; die "viacamd did not create /dev/video40 and 41"; }
+		{ cat /tmp/viacamd.log; die "viacamd did not create /dev/video40 and 41"; }
+	chmod 0644 /tmp/viacamd.log
+	cp "$VIACAM_SRC/conf/70-viacam.rules" /etc/udev/rules.d/ || die "install the rules"
 	SYSTEMD_IGNORE_CHROOT=1 /lib/systemd/systemd-udevd --daemon >>"$RES/udevd.log" 2>&1 ||
 		die "systemd-udevd did not start"
 	udevadm trigger --subsystem-match=video4linux >>"$RES/udevd.log" 2>&1
 	udevadm settle -t 60 >>"$RES/udevd.log" 2>&1
-	export HOME=/tmp/pwhome XDG_RUNTIME_DIR=/tmp/pwrun
-	export XDG_CONFIG_HOME=$HOME/.config
-	mkdir -p "$HOME" "$XDG_CONFIG_HOME/wireplumber/bluetooth.lua.d"
-	install -d -m 0700 "$XDG_RUNTIME_DIR"
-	echo 'bluez_monitor.enabled = false' >"$XDG_CONFIG_HOME/wireplumber/bluetooth.lua.d/60-viacam-test.lua"
-	exec dbus-run-session -- bash "$0" --session
+	check "capture node root:video 0660, backend node root:root 0600 ($(stat -c '%U:%G %a' /dev/video40 /dev/video41 | xargs))" \
+		test "$(stat -c '%U:%G %a' /dev/video40 /dev/video41 | xargs)" = "root:video 660 root:root 600"
+	useradd -m -d /tmp/pwuser -G video pwuser || die "useradd pwuser"
+	rundir=/tmp/pwrun
+	install -d -m 0700 -o pwuser -g pwuser "$rundir"
+	cfgdir=/tmp/pwuser/.config/wireplumber/bluetooth.lua.d
+	install -d -o pwuser -g pwuser /tmp/pwuser/.config /tmp/pwuser/.config/wireplumber "$cfgdir"
+	echo 'bluez_monitor.enabled = false' >"$cfgdir/60-viacam-test.lua"
+	# The session's own logs go to /tmp/pwlogs and are copied into the results afterwards.
+	install -d -o pwuser -g pwuser /tmp/pwlogs
+	setpriv --reuid=pwuser --regid=pwuser --init-groups \
+		env -i PATH="$PATH" HOME=/tmp/pwuser USER=pwuser XDG_RUNTIME_DIR="$rundir" \
+		XDG_CONFIG_HOME=/tmp/pwuser/.config VIACAM_BUILD="$VIACAM_BUILD" VIACAM_SRC="$VIACAM_SRC" \
+		VIACAM_RESULTS=/tmp/pwlogs KVER="$KVER" \
+		dbus-run-session -- bash "$0" --session
+	rc=$?
+	cp /tmp/pwlogs/* /tmp/viacamd.log "$RES/" 2>/dev/null
+	[ "$failures" = 0 ] || exit 1
+	exit "$rc"
 fi
 
-log=$RES/viacamd.log
+log=/tmp/viacamd.log
+check "the session runs as a desktop user in group video ($(id -un): $(id -Gn))" \
+	test "$(id -un)" = pwuser -a -n "$(id -Gn | grep -w video)"
 pipewire >"$RES/pipewire.log" 2>&1 &
 pw=$!
 wireplumber >"$RES/wireplumber.log" 2>&1 &
@@ -60,10 +80,9 @@ pw-dump >"$RES/pw-dump.json" 2>&1
 check "...and it is /dev/video40 (api.v4l2.path)" \
 	jq -e --argjson id "$node" '.[] | select(.id == $id) | .info.props["api.v4l2.path"] == "/dev/video40"' \
 	"$RES/pw-dump.json"
-# Running as root, the monitor can open the backend node and shows it as a Video/Device
-# (a desktop user cannot open it: root 0600); it must make no node of it.
-check "no PipeWire node for the backend node" not jq -e '.[] | select(.type == "PipeWire:Interface:Node") |
-	select(.info.props["api.v4l2.path"] == "/dev/video41")' "$RES/pw-dump.json"
+# (As root, the monitor opens the backend node and shows it as a Video/Device without a node.)
+check "the backend node is no PipeWire object at all" \
+	not jq -e '.[] | select(.info.props["api.v4l2.path"]? == "/dev/video41")' "$RES/pw-dump.json"
 streams() { grep -c 'camera pw: streaming ' "$log"; }
 stops() { grep -c 'camera pw: the last consumer stopped' "$log"; }
 stopped() { [ "$(stops)" -ge "$1" ]; } # at least N times
