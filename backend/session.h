@@ -72,7 +72,6 @@ const char *vc_session_name(const struct vc_session *s);
 /* The backend in use (a pending swap not yet counted). */
 const char *vc_session_backend_name(const struct vc_session *s);
 
-
 /*
  * For tests/fuzz/fuzz-session.c, which drives a session without the bridge: one event as
  * VIDIOC_DQEVENT returned it (what the node's EPOLLPRI handler does with each), one frame

@@ -409,7 +409,7 @@ static void consumer_mode(const struct viacam_event_stream *es)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct input in = { data, size };
-	struct vc_prepared *a;
+	struct vc_prepared *a, *offers[2];	/* offers: what sections a and b offer, to pick modes */
 	struct vc_session *s = NULL;
 	sd_event *event = NULL;
 	const struct vc_cam_conf *cc;
@@ -424,6 +424,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fk.ctl_fd < 0 || sd_event_new(&event) < 0)
 		abort();
 	a = prepare("a");
+	offers[0] = prepare("a");
+	offers[1] = prepare("b");
 	cc = vc_conf_camera(conf, "a");
 	if (vc_session_new(event, fk.ctl_fd, cc, a, VIACAM_ID_AUTO, &s, NULL) < 0)
 		goto out;
@@ -434,10 +436,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		switch (op % 9) {
 		case 0:	/* a consumer starts streaming an offered mode, or anything */
 		case 1: {
-			struct vc_prepared *p = prepare(on_a ? "a" : "b");
-
-			pick_mode(&in, p, op % 9 == 0, &es);
-			vc_prepared_free(p);
+			pick_mode(&in, offers[!on_a], op % 9 == 0, &es);
 			consumer_mode(&es);
 			send(s, VIACAM_EVENT_STREAM_START, &es, sizeof(es));
 			break;
@@ -464,11 +463,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 5: {	/* S_PARM while streaming */
-			struct vc_prepared *p = prepare(on_a ? "a" : "b");
 			uint32_t v = take(&in, 1);
 
-			pick_mode(&in, p, v & 1, &es);
-			vc_prepared_free(p);
+			pick_mode(&in, offers[!on_a], v & 1, &es);
 			if (v & 2) {	/* the same format, another rate */
 				es.pixelformat = fk.pixelformat;
 				es.width = fk.width;
@@ -498,6 +495,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 out:
 	vc_session_free(s, true);
 	sd_event_unref(event);
+	vc_prepared_free(offers[0]);
+	vc_prepared_free(offers[1]);
 	close(fk.ctl_fd);	/* the node's fd is the session's to close */
 	for (unsigned int i = 0; i < FAKE_BUFS; i++)
 		if (fk.map[i])

@@ -171,18 +171,26 @@ struct stream {
 	size_t len[32];
 };
 
-static int stream_setup(struct stream *s, int fd, enum v4l2_buf_type type, unsigned int count)
+/* REQBUFS of @count buffers of @memory; s->count is what the driver gave. */
+static int stream_reqbufs(struct stream *s, int fd, enum v4l2_buf_type type, unsigned int count,
+			  enum v4l2_memory memory)
 {
-	struct v4l2_requestbuffers req = { .count = count, .type = type,
-					   .memory = V4L2_MEMORY_MMAP };
+	struct v4l2_requestbuffers req = { .count = count, .type = type, .memory = memory };
 
 	s->fd = fd;
 	s->type = type;
-	s->memory = V4L2_MEMORY_MMAP;
+	s->memory = memory;
 	if (xioctl(fd, VIDIOC_REQBUFS, &req) < 0)
 		return -errno;
 	s->count = req.count;
-	for (unsigned int i = 0; i < req.count; i++) {
+	return 0;
+}
+
+static int stream_setup(struct stream *s, int fd, enum v4l2_buf_type type, unsigned int count)
+{
+	if (stream_reqbufs(s, fd, type, count, V4L2_MEMORY_MMAP) < 0)
+		return -errno;
+	for (unsigned int i = 0; i < s->count; i++) {
 		struct v4l2_buffer b = { .index = i, .type = type, .memory = V4L2_MEMORY_MMAP };
 
 		if (xioctl(fd, VIDIOC_QUERYBUF, &b) < 0)
@@ -200,18 +208,12 @@ static int stream_setup(struct stream *s, int fd, enum v4l2_buf_type type, unsig
 static int stream_setup_userptr(struct stream *s, int fd, enum v4l2_buf_type type,
 				unsigned int count, size_t size)
 {
-	struct v4l2_requestbuffers req = { .count = count, .type = type,
-					   .memory = V4L2_MEMORY_USERPTR };
 	long page = sysconf(_SC_PAGESIZE);
 
-	s->fd = fd;
-	s->type = type;
-	s->memory = V4L2_MEMORY_USERPTR;
-	if (xioctl(fd, VIDIOC_REQBUFS, &req) < 0)
+	if (stream_reqbufs(s, fd, type, count, V4L2_MEMORY_USERPTR) < 0)
 		return -errno;
-	s->count = req.count;
 	size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
-	for (unsigned int i = 0; i < req.count; i++) {
+	for (unsigned int i = 0; i < s->count; i++) {
 		s->len[i] = size;
 		if (posix_memalign(&s->mem[i], (size_t)page, size))
 			return -ENOMEM;

@@ -12,13 +12,11 @@ work=${1:-$(mktemp -d)}
 secs=${VIACAM_PARSER_FUZZ_SECONDS:-20}
 ok=1
 targets="config y4m session"
-# The committed seed corpus (tests/fuzz/corpus/), copied: libFuzzer adds what it finds.
 for t in $targets; do
+	# The committed seed corpus (tests/fuzz/corpus/), copied: libFuzzer adds what it finds.
 	rm -rf "${work:?}/$t"
 	mkdir -p "$work/$t"
 	cp "$src"/tests/fuzz/corpus/$t/* "$work/$t/"
-done
-for t in $targets; do
 	bin=$src/build/fuzz/fuzz-$t
 	# The session logs what it does on stderr: libFuzzer keeps its own reports.
 	quiet=() && [ "$t" = session ] && quiet=(-close_fd_mask=2)

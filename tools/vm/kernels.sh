@@ -19,13 +19,21 @@ DEFAULT_SERIES=${VIACAM_KERNELS:-"6.1 6.12 6.12-rt 6.1-debug"}
 
 die() { echo "kernels.sh: $*" >&2; exit 1; }
 
+# Dies unless $1 is a series this script knows.
+known_series() {
+	case "$1" in
+	6.1 | 6.12 | 6.12-rt | 6.1-debug) ;;
+	*) die "unknown kernel series '$1' (known: 6.1, 6.12, 6.12-rt, 6.1-debug)" ;;
+	esac
+}
+
 # Package-name pattern of the image for a series (the ABI part is captured as group 1).
 image_regex() {
 	case "$1" in
 	6.1)  echo '^linux-image-(6\.1\.0-[0-9]+)-amd64-unsigned$' ;;
 	6.12) echo '^linux-image-(6\.12\.[0-9]+\+deb[0-9]+)-amd64-unsigned$' ;;
 	6.12-rt) echo '^linux-image-(6\.12\.[0-9]+\+deb[0-9]+)-rt-amd64-unsigned$' ;;
-	*) die "unknown kernel series '$1' (known: 6.1, 6.12, 6.12-rt, 6.1-debug)" ;;
+	*) known_series "$1"; die "no stock image for kernel series '$1'" ;;
 	esac
 }
 
@@ -107,9 +115,7 @@ shift || true
 case "$cmd" in
 fetch)
 	[ $# -gt 0 ] || set -- $DEFAULT_SERIES
-	for s in "$@"; do
-		case "$s" in 6.1 | 6.12 | 6.12-rt | 6.1-debug) ;; *) die "unknown kernel series '$s' (known: 6.1, 6.12, 6.12-rt, 6.1-debug)" ;; esac
-	done
+	for s in "$@"; do known_series "$s"; done
 	# The debug kernel's build starts first and runs beside the fetches: unpacking the source
 	# and unpacking the fetched packages are each one xz stream (one core), so together they
 	# keep both cores busy (about 40 s less on a fresh machine).
