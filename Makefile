@@ -52,10 +52,11 @@ VERSION := $(shell sed -nE 's/^\#define VIACAM_VERSION "(.*)"$$/\1/p' tools/comm
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # The libraries (Debian's -dev packages, scripts/deps.sh). A missing one stops the build with
 # pkg-config's own message (target pkgcheck), not with a compiler error about a header.
-PKGS := libv4l2 libv4lconvert libdrm libsystemd inih
-INCLUDES := -Itools/common -Ikmod/uapi -Ibackend -Ibackend/via $(shell pkg-config --cflags libdrm 2>/dev/null) \
+PKGS := libv4l2 libv4lconvert libdrm libsystemd inih gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0
+INCLUDES := -Itools/common -Ikmod/uapi -Ibackend -Ibackend/via \
+	$(shell pkg-config --cflags libdrm gstreamer-app-1.0 gstreamer-video-1.0 2>/dev/null) \
 	-DVIACAM_SYSCONFDIR='"$(SYSCONFDIR)"'
-LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert libdrm 2>/dev/null) -lm
+LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert libdrm gstreamer-app-1.0 gstreamer-video-1.0 2>/dev/null) -lm
 LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih 2>/dev/null) $(LIBS_BACKENDS)
 
 # viacamd: the core, and the backends (registry in backends.c).
@@ -64,7 +65,7 @@ VIA_SRC := backend/via/be-via.c backend/via/via-engine.c backend/via/ov7670.c \
 	backend/via/via-io.c backend/via/via-i2c.c backend/via/via-pci.c backend/via/via-drm.c \
 	backend/via/via-model.c
 BACKENDS_SRC := backend/backends.c backend/text.c backend/pattern.c backend/be-pattern.c \
-	backend/y4m.c backend/be-file.c backend/be-v4l2.c $(VIA_SRC)
+	backend/y4m.c backend/be-file.c backend/be-v4l2.c backend/be-gst.c $(VIA_SRC)
 DAEMON_SRC := backend/viacamd.c backend/daemon.c backend/config.c backend/session.c \
 	backend/convert.c \
 	tools/common/ctrlname.c \
@@ -130,6 +131,8 @@ test-via-model_SRC := backend/via/via-model.c backend/via/via-io.c backend/via/v
 test-via-model_LIBS := -lm
 test-via_SRC := $(BACKENDS_SRC)
 test-via_LIBS := $(LIBS_BACKENDS)
+test-gst_SRC := $(BACKENDS_SRC)
+test-gst_LIBS := $(LIBS_BACKENDS)
 test-daemon_SRC := backend/daemon.c backend/session.c backend/config.c backend/convert.c \
 	tools/common/ctrlname.c $(BACKENDS_SRC)
 test-daemon_LIBS := $(LIBS_DAEMON)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * backend.h - the interface between viacamd's sessions and its backends (ops table v1).
+ * backend.h - the interface between viacamd's sessions and its backends (ops table v2: v1 plus clock_fd and frame notes).
  *
  * READ THIS FIRST. A backend is a source of frames for one camera: the pattern generator, a
  * Y4M file, another V4L2 device, the VIA capture engine. All of them implement the ops table
@@ -13,8 +13,9 @@
  *   create -> describe -> controls -> [set_ctrl]* -> (start -> produce* -> [set_ctrl]* -> stop)*
  *          -> release
  * Only create and release are mandatory to pair; stop is called before release whenever start
- * succeeded. "Produce" is called once per frame slot, at the negotiated interval, by the
- * session's timer.
+ * succeeded. "Produce" is called once per frame slot: at the negotiated interval by the
+ * session's timer, or, for a backend with its own clock (clock_fd), whenever that fd is
+ * readable: the source then sets the pace (a camera's sensor, a GStreamer pipeline).
  *
  * Errors are negative errno values. Messages for people go through vc_err() (create, start) or
  * the daemon's log with the camera's name (the session does that).
@@ -28,7 +29,7 @@
 
 #include "viacam.h"
 
-#define VC_BACKEND_ABI 1	/* bump when an op changes meaning; sessions refuse other values */
+#define VC_BACKEND_ABI 2	/* bump when an op changes meaning; sessions refuse other values */
 
 #define VC_MAX_MODES VIACAM_MAX_FORMATS
 #define VC_MAX_CTRLS VIACAM_MAX_CTRLS
@@ -105,6 +106,9 @@ struct vc_frame {
 	uint64_t sequence;	/* 0, 1, 2 ... since start */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC of this frame slot */
 	size_t bytesused;	/* out: bytes written (the full frame for raw formats) */
+	/* out: a line for people (a source failed, recovered), logged by the session with the
+	 * camera's name; empty when nothing happened. Set at most once per event. */
+	char note[256];
 };
 
 struct vc_backend_ops {
@@ -151,6 +155,16 @@ struct vc_backend_ops {
 	 * next start), other negative errno for a failed frame. Must not block.
 	 */
 	int (*produce)(void *priv, struct vc_frame *frame);
+
+	/*
+	 * clock_fd: a backend with its own clock returns a pollable fd (valid from start() to
+	 * stop()) that becomes readable when produce() has something to do: a new frame, or news
+	 * of the source (an error, a restart due). The session then calls produce() on each
+	 * readiness instead of at its timer's ticks, and produce() must consume the readiness
+	 * (read the eventfd, dequeue the buffer), or the session spins. Returns -1 for "use the
+	 * timer". May be NULL (the timer paces the backend).
+	 */
+	int (*clock_fd)(void *priv);
 
 	/* stop: stop the source (power down, close the device). Never fails. */
 	void (*stop)(void *priv);

@@ -9,6 +9,9 @@
  * sets the format and rate, maps four buffers and streams; produce() takes the newest frame
  * the device has (without blocking) and copies it; stop() closes the device.
  * A device that disappears makes produce() return -ENODEV.
+ * The device sets the pace: clock_fd() is the device's fd, readable when it has filled a
+ * buffer, so each frame is passed on when the device made it (produce() dequeues every
+ * filled buffer, which consumes the readiness).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -304,8 +307,13 @@ static int v4l2_produce(void *priv, struct vc_frame *fr)
 				v4l2_ioctl(b->fd, VIDIOC_QBUF, &last);
 			return -ENODEV;
 		}
-		if (!(p.revents & POLLIN))	/* nothing new (POLLERR: nothing queued) */
+		if (!(p.revents & POLLIN)) {
+			/* POLLERR alone: no buffer queued, the device cannot deliver (and its
+			 * fd would stay readable for the session's clock) */
+			if ((p.revents & POLLERR) && !have)
+				return -ENODEV;
 			break;
+		}
 		struct v4l2_buffer buf = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					   .memory = V4L2_MEMORY_MMAP };
 
@@ -331,6 +339,11 @@ static int v4l2_produce(void *priv, struct vc_frame *fr)
 	return fr->bytesused ? 0 : -EAGAIN;
 }
 
+static int v4l2_clock_fd(void *priv)
+{
+	return ((struct v4l2_backend *)priv)->fd;
+}
+
 static void v4l2_release(void *priv)
 {
 	v4l2_stop(priv);
@@ -347,5 +360,6 @@ const struct vc_backend_ops vc_backend_v4l2 = {
 	.start = v4l2_start,
 	.produce = v4l2_produce,
 	.stop = v4l2_stop,
+	.clock_fd = v4l2_clock_fd,
 	.release = v4l2_release,
 };

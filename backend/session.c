@@ -8,7 +8,10 @@
  * emulation). On the first streaming consumer it starts the backend, allocates the node's
  * MMAP buffers and runs a timer at the negotiated interval; each tick takes a free buffer
  * (never queued yet, or dequeued without blocking), lets the backend fill it (directly, or
- * into a scratch frame that libv4lconvert converts) and queues it. After the last consumer
+ * into a scratch frame that libv4lconvert converts) and queues it. A backend with its own
+ * clock (backend.h, clock_fd) replaces the timer: the session fills a buffer whenever the
+ * backend's fd is readable, and when every buffer is with the bridge the frame is taken
+ * into the scratch frame and dropped, so the fd's readiness is always consumed. After the last consumer
  * stops, everything is released again: nothing runs while nobody watches.
  *
  * A backend swap while streaming keeps the node, its buffers and the timer: the old instance
@@ -42,7 +45,8 @@ struct vc_session {
 	struct viacam_camera cam;	/* as QUERY/ADD returned it */
 	int fd;			/* backend node, O_NONBLOCK */
 	sd_event_source *io;	/* EPOLLPRI on fd: the bridge's events */
-	sd_event_source *timer;	/* frame slots while streaming */
+	sd_event_source *timer;	/* frame slots while streaming (backends without a clock) */
+	sd_event_source *clock;	/* the started backend's clock_fd, if it has one */
 
 	struct vc_prepared *cur;	/* the backend in use */
 	struct vc_prepared *pending;	/* a swap that waits for the stream to stop */
@@ -77,6 +81,8 @@ bool vc_log_journal;
 
 static int session_stream_start(struct vc_session *s, const struct viacam_event_stream *es);
 static void session_stream_stop(struct vc_session *s, const char *why);
+static void stop_backend(struct vc_session *s);
+static int pace(struct vc_session *s);
 
 const char *vc_session_name(const struct vc_session *s)
 {
@@ -494,6 +500,32 @@ static void camera_gone(struct vc_session *s)
 	s->fd = -1;
 }
 
+/* Logs what the backend had to say with this frame (backend.h: vc_frame.note). */
+static int noted(struct vc_session *s, struct vc_frame *fr, int r)
+{
+	if (fr->note[0]) {
+		fr->note[sizeof(fr->note) - 1] = 0;
+		vc_cam_warn(s, "%s", fr->note);
+	}
+	return r;
+}
+
+/* A frame of a clocked backend that no buffer can take: consumed and dropped. */
+static void drop_one(struct vc_session *s)
+{
+	const struct vc_prepared *p = s->cur;
+	struct vc_frame fr = {
+		.data = s->scratch,
+		.size = s->scratch_len,
+		.mode = &p->native.v[s->offer->native],
+		.sequence = s->sequence,
+		.time_ns = now_ns(),
+	};
+
+	fr.bytesperline = vc_bytesperline(fr.mode->pixelformat, fr.mode->width);
+	noted(s, &fr, p->ops->produce(p->priv, &fr));
+}
+
 /* Fills buffer @i with the next frame. Returns 0, -EAGAIN (no frame this slot) or an error. */
 static int fill(struct vc_session *s, unsigned int i)
 {
@@ -510,14 +542,14 @@ static int fill(struct vc_session *s, unsigned int i)
 		fr.size = s->pix.sizeimage;
 		fr.mode = native;
 		fr.bytesperline = s->pix.bytesperline;
-		r = p->ops->produce(p->priv, &fr);
+		r = noted(s, &fr, p->ops->produce(p->priv, &fr));
 		return r < 0 ? r : (int)fr.bytesused;
 	}
 	fr.data = s->scratch;
 	fr.size = s->scratch_len;
 	fr.mode = native;
 	fr.bytesperline = vc_bytesperline(native->pixelformat, native->width);
-	r = p->ops->produce(p->priv, &fr);
+	r = noted(s, &fr, p->ops->produce(p->priv, &fr));
 	if (r < 0)
 		return r;
 	r = vc_convert_frame(s->conv, native, s->scratch, fr.bytesused, &s->mode,
@@ -540,6 +572,8 @@ static void pump_one(struct vc_session *s)
 		return;
 	}
 	if (i < 0) {		/* every buffer is with the bridge: skip the slot */
+		if (s->clock)
+			drop_one(s);
 		s->skipped++;
 		return;
 	}
@@ -547,6 +581,8 @@ static void pump_one(struct vc_session *s)
 	if (r == -ENODEV) {
 		vc_cam_warn(s, "the source is gone; consumers get repeated frames until the backend changes or the stream restarts");
 		s->source_gone = true;
+		if (s->clock)	/* its fd may stay readable: stop listening */
+			sd_event_source_set_enabled(s->clock, SD_EVENT_OFF);
 		return;
 	}
 	if (r < 0) {
@@ -569,6 +605,20 @@ static void pump_one(struct vc_session *s)
 	}
 	s->bufs[i].queued = true;
 	s->produced++;
+}
+
+/* The backend's clock: a frame (or news of the source) is ready. */
+static int on_clock(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct vc_session *s = userdata;
+
+	(void)src;
+	(void)fd;
+	(void)revents;
+	s->next_ns = now_ns();
+	pump_one(s);
+	s->sequence++;
+	return 0;
 }
 
 static int on_tick(sd_event_source *src, uint64_t usec, void *userdata)
@@ -612,7 +662,7 @@ static int start_backend(struct vc_session *s)
 	const struct vc_mode *native = &s->cur->native.v[s->offer->native];
 	struct vc_error err = { 0 };
 	char buf[64];
-	int r;
+	int fd, r;
 
 	for (size_t i = 0; i < s->cur->nctrls && s->cur->ops->set_ctrl; i++)
 		s->cur->ops->set_ctrl(s->cur->priv, s->cur->ctrls[i].id, s->values[i]);
@@ -626,16 +676,24 @@ static int start_backend(struct vc_session *s)
 	s->source_gone = false;
 	free(s->scratch);
 	s->scratch = NULL;
-	if (s->offer->convert) {
+	fd = s->cur->ops->clock_fd ? s->cur->ops->clock_fd(s->cur->priv) : -1;
+	if (fd >= 0) {
+		r = sd_event_add_io(s->event, &s->clock, fd, EPOLLIN, on_clock, s);
+		if (r < 0) {
+			vc_cam_warn(s, "cannot listen to the backend's clock: %s", strerror(-r));
+			stop_backend(s);
+			return r;
+		}
+	}
+	if (s->offer->convert || s->clock) {
 		s->scratch_len = vc_sizeimage(native->pixelformat, native->width, native->height);
 		if (!s->scratch_len)
 			s->scratch_len = (size_t)native->width * native->height * 4;
 		s->scratch = malloc(s->scratch_len);
-		if (!s->conv)
+		if (!s->conv && s->offer->convert)
 			s->conv = vc_convert_new();
-		if (!s->scratch || !s->conv) {
-			s->cur->ops->stop(s->cur->priv);
-			s->started = false;
+		if (!s->scratch || (s->offer->convert && !s->conv)) {
+			stop_backend(s);
 			return -ENOMEM;
 		}
 	}
@@ -644,9 +702,33 @@ static int start_backend(struct vc_session *s)
 
 static void stop_backend(struct vc_session *s)
 {
+	s->clock = sd_event_source_disable_unref(s->clock);
 	if (s->started)
 		s->cur->ops->stop(s->cur->priv);
 	s->started = false;
+}
+
+/* Frame slots come from the backend's clock, or from the session's timer from now on. */
+static int pace(struct vc_session *s)
+{
+	int r;
+
+	s->next_ns = now_ns();
+	if (s->clock) {
+		if (s->timer)
+			sd_event_source_set_enabled(s->timer, SD_EVENT_OFF);
+		return 0;
+	}
+	if (!s->timer) {
+		r = sd_event_add_time(s->event, &s->timer, CLOCK_MONOTONIC, s->next_ns / 1000, 1,
+				      on_tick, s);
+		if (r < 0)
+			return r;
+	} else {
+		sd_event_source_set_time(s->timer, s->next_ns / 1000);
+	}
+	sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
+	return 0;
 }
 
 static int session_stream_start(struct vc_session *s, const struct viacam_event_stream *es)
@@ -683,19 +765,12 @@ static int session_stream_start(struct vc_session *s, const struct viacam_event_
 	s->interval_ns = (uint64_t)es->interval_num * 1000000000ull / es->interval_den;
 	if (!s->interval_ns)
 		s->interval_ns = 33333333;
-	s->next_ns = now_ns();
-	if (!s->timer) {
-		r = sd_event_add_time(s->event, &s->timer, CLOCK_MONOTONIC, s->next_ns / 1000, 1,
-				      on_tick, s);
-		if (r < 0) {
-			vc_cam_warn(s, "cannot add a timer: %s", strerror(-r));
-			session_stream_stop(s, NULL);
-			return r;
-		}
-	} else {
-		sd_event_source_set_time(s->timer, s->next_ns / 1000);
+	r = pace(s);
+	if (r < 0) {
+		vc_cam_warn(s, "cannot add a timer: %s", strerror(-r));
+		session_stream_stop(s, NULL);
+		return r;
 	}
-	sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
 	if (s->offer->convert) {
 		char fc[5];
 
@@ -756,7 +831,7 @@ static void session_interval(struct vc_session *s, const struct viacam_event_str
 	s->offer = o;
 	s->mode.interval_num = es->interval_num;
 	s->mode.interval_den = es->interval_den;
-	if (start_backend(s) < 0)
+	if (start_backend(s) < 0 || pace(s) < 0)
 		return;
 	s->interval_ns = (uint64_t)es->interval_num * 1000000000ull / es->interval_den;
 	vc_cam_log(s, "now %s", mode_str(&s->mode, buf, sizeof(buf)));
@@ -1015,6 +1090,7 @@ void vc_session_free(struct vc_session *s, bool remove)
 	session_detach(s, remove);
 	if (s->timer)
 		s->timer = sd_event_source_disable_unref(s->timer);
+	s->clock = sd_event_source_disable_unref(s->clock);
 	vc_prepared_free(s->cur);
 	vc_prepared_free(s->pending);
 	vc_convert_free(s->conv);
@@ -1060,7 +1136,7 @@ static void swap_backend(struct vc_session *s, struct vc_prepared *p)
 		s->cur = p;
 		s->offer = o;
 		remap_values(s, old, p);
-		if (start_backend(s) < 0)
+		if (start_backend(s) < 0 || pace(s) < 0)
 			vc_cam_log(s, "consumers get repeated frames until the stream restarts");
 		else
 			vc_cam_log(s, "backend '%s' took over the running stream (%s)", p->ops->name,

@@ -18,6 +18,13 @@
  * compares every pixel of the frame, outside the areas that change per frame, with the VIA
  * model's reference render (backend/via/via-model.c) for those sensor settings; exits 0
  * when at least 99% of them are equal.
+ *
+ *   vcpix --same FILE REF FRAMESIZE [MAXDIFF [PERCENT]]
+ *
+ * compares the last frame of FILE byte for byte with the first frame of REF (both raw, any
+ * format, FRAMESIZE bytes each): a reference the source made itself (gst-launch-1.0 with the
+ * same conversion), for sources other than the pattern backend. Exits 0 when at least PERCENT
+ * (default 99) per cent of the bytes differ by at most MAXDIFF (default 3).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -205,6 +212,36 @@ static int via_main(int argc, char **argv)
 	return total && same_px >= 0 && (size_t)same_px * 100 >= total * 99 ? 0 : 1;
 }
 
+static int same_main(int argc, char **argv)
+{
+	long fa = -1, fb = 0;
+	size_t na, nb, size, close_ = 0, maxd = 3, pct = 99;
+	uint8_t *a, *b;
+
+	if (argc < 4 || !(size = strtoul(argv[3], NULL, 0))) {
+		fprintf(stderr, "usage: vcpix --same FILE REF FRAMESIZE [MAXDIFF [PERCENT]]\n");
+		return 2;
+	}
+	if (argc > 4)
+		maxd = strtoul(argv[4], NULL, 0);
+	if (argc > 5)
+		pct = strtoul(argv[5], NULL, 0);
+	a = read_frame(argv[1], size, &fa, &na);
+	b = read_frame(argv[2], size, &fb, &nb);
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return 1;
+	}
+	for (size_t i = 0; i < size; i++)
+		close_ += (size_t)abs((int)a[i] - (int)b[i]) <= maxd;
+	printf("vcpix: %s frame %ld of %zu: %zu of %zu bytes within %zu of %s\n", argv[1], fa + 1,
+	       na, close_, size, maxd, argv[2]);
+	free(a);
+	free(b);
+	return close_ * 100 >= size * pct ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct vc_pattern_params p;
@@ -218,6 +255,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--via"))
 		return via_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "--same"))
+		return same_main(argc - 1, argv + 1);
 	vc_pattern_params_init(&p);
 	while ((o = getopt(argc, argv, "p:c:n:")) >= 0) {
 		switch (o) {

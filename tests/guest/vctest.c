@@ -2,13 +2,16 @@
 /*
  * vctest.c - test client for the viacam bridge, run inside the test guest.
  *
- *   vctest produce OUTDEV [-n FRAMES] [-r FPS] [-s START] [-W W -H H] [-w]
- *       plain producer: numbered frames with a known pattern, via mmap (-w: write())
- *   vctest consume CAPDEV [-n FRAMES] [-t SECONDS] [-a]
+ *   vctest produce OUTDEV [-n FRAMES] [-r FPS] [-s START] [-W W -H H] [-w] [-P] [-T FILE]
+ *       plain producer: numbered frames with a known pattern, via mmap (-w: write());
+ *       -P: S_PARM the rate on the node (the capture node then offers only that interval);
+ *       -T: a line "COUNTER MS" (CLOCK_MONOTONIC) per frame handed to the bridge
+ *   vctest consume CAPDEV [-n FRAMES] [-t SECONDS] [-a] [-T FILE]
  *       consumer (until FRAMES, SECONDS or SIGTERM): checks every frame's pattern, counter
  *       order and sequence numbers; with -a any picture is fine (viacamd's backends), a frame
  *       equal to the one before counts as a repeat, a different one as real;
- *       prints "frames= real= repeats= neutral= first= last= max_gap_ms= resumed="
+ *       prints "frames= real= repeats= neutral= first= last= max_gap_ms= resumed=";
+ *       -T: a line "COUNTER MS" per new numbered frame dequeued (latency = this - produce's)
  *   vctest verify-file FILE FRAMESIZE
  *       check a file of raw frames (from v4l2-ctl --stream-to) frame by frame
  *   vctest blocking CAPDEV OUTDEV
@@ -293,11 +296,22 @@ static int cmd_produce(int argc, char **argv)
 	struct v4l2_buffer b;
 	bool use_write = false;
 	uint8_t *wbuf = NULL;
+	FILE *times = NULL;
+	bool set_parm = false;
 	int fd, o;
 
-	while ((o = getopt(argc, argv, "n:r:s:W:H:w")) >= 0) {
+	while ((o = getopt(argc, argv, "n:r:s:W:H:wPT:")) >= 0) {
 		switch (o) {
 		case 'w': use_write = true; break;
+		case 'P': set_parm = true; break;
+		case 'T':
+			times = fopen(optarg, "w");
+			if (!times) {
+				perror(optarg);
+				return 1;
+			}
+			setvbuf(times, NULL, _IOLBF, 0);
+			break;
 		case 'n': frames = atol(optarg); break;
 		case 'r': fps = atol(optarg); break;
 		case 's': start = atol(optarg); break;
@@ -317,6 +331,16 @@ static int cmd_produce(int argc, char **argv)
 		fprintf(stderr, "vctest produce: setup failed: %s\n", strerror(errno));
 		return 1;
 	}
+	if (set_parm && fps > 0) {
+		struct v4l2_streamparm sp = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT };
+
+		sp.parm.output.timeperframe.numerator = 1;
+		sp.parm.output.timeperframe.denominator = (uint32_t)fps;
+		if (xioctl(fd, VIDIOC_S_PARM, &sp) < 0) {
+			fprintf(stderr, "vctest produce: S_PARM: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	uint32_t counter = (uint32_t)start;
 	unsigned int queued = 0;
 	double next = now_ms();
@@ -334,6 +358,8 @@ static int cmd_produce(int argc, char **argv)
 					wr < 0 ? strerror(errno) : "short write");
 				return 1;
 			}
+			if (times)
+				fprintf(times, "%u %.3f\n", counter - 1, now_ms());
 			goto pace;
 		}
 		if (queued < s.count) {
@@ -350,6 +376,8 @@ static int cmd_produce(int argc, char **argv)
 			fprintf(stderr, "vctest produce: QBUF: %s\n", strerror(errno));
 			return 1;
 		}
+		if (times)
+			fprintf(times, "%u %.3f\n", counter - 1, now_ms());
 		if (n == 0 && streamon(&s) < 0) {
 			fprintf(stderr, "vctest produce: STREAMON: %s\n", strerror(errno));
 			return 1;
@@ -366,6 +394,8 @@ pace:
 		}
 	}
 	printf("produced %u frames\n", counter - (uint32_t)start);
+	if (times)
+		fclose(times);
 	free(wbuf);
 	close(fd);
 	return 0;
@@ -386,10 +416,18 @@ static int cmd_consume(int argc, char **argv)
 	double last_t, max_gap = 0, deadline;
 	bool have = false, any = false;
 	uint64_t prev_hash = 0;
+	FILE *times = NULL;
 	int fd, o;
 
-	while ((o = getopt(argc, argv, "n:t:a")) >= 0) {
+	while ((o = getopt(argc, argv, "n:t:aT:")) >= 0) {
 		switch (o) {
+		case 'T':
+			times = fopen(optarg, "w");
+			if (!times) {
+				perror(optarg);
+				return 1;
+			}
+			break;
 		case 'n': frames = atol(optarg); break;
 		case 't': timeout_s = atol(optarg); break;
 		case 'a': any = true; break;
@@ -463,8 +501,11 @@ static int cmd_consume(int argc, char **argv)
 				backwards++;
 			else if (counter >= 1000000 && last < 1000000)
 				resumed = 1;
-			if (counter != last || !have)
+			if (counter != last || !have) {
 				real++;
+				if (times)
+					fprintf(times, "%u %.3f\n", counter, t);
+			}
 			last = counter;
 			have = true;
 			break;
@@ -478,6 +519,8 @@ static int cmd_consume(int argc, char **argv)
 		n++;
 		qbuf(&s, b.index, 0);
 	}
+	if (times)
+		fclose(times);
 	printf("frames=%ld real=%ld repeats=%ld neutral=%ld bad=%ld backwards=%ld seq_bad=%ld "
 	       "first=%u last=%u max_gap_ms=%.0f resumed=%ld\n",
 	       real + repeats + neutral + bad, real, repeats, neutral, bad, backwards, seq_bad,

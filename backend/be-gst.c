@@ -1,0 +1,668 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * be-gst.c - the "gst" backend: any GStreamer source description as a camera.
+ *
+ * Keys: pipeline = a gst-launch-1.0 description of a source, e.g. "videotestsrc",
+ *       "v4l2src device=/dev/video0", "libcamerasrc", "filesrc location=a.mkv ! decodebin",
+ *       "rtspsrc location=rtsp://... ! decodebin" (required).
+ *
+ * The backend appends "videoconvert ! videoscale ! videorate ! capsfilter ! appsink" to the
+ * description, so the source may produce any raw format, size and rate: the capsfilter is set
+ * at start() to the mode the consumer chose, and GStreamer converts, scales and drops or
+ * repeats frames where the source cannot. The pipeline runs only between start() and stop(),
+ * i.e. while a consumer streams.
+ *
+ * Modes: the config's formats (those GStreamer can make: YUYV, UYVY, NV12, YU12, YV12, RGB3,
+ * BGR3, RGBP, GREY; default YUYV and NV12), times the config's sizes and rates, or else the
+ * sizes (up to 8) and rates (up to 4) the source's caps list when the pipeline is made ready
+ * (v4l2src lists its device's), or else 640x480, 320x240, 1280x720 at 30 and 15 fps.
+ *
+ * The backend has its own clock: appsink's streaming thread signals an eventfd for every new
+ * sample, and clock_fd() hands the session an epoll fd over that eventfd and a timerfd, so a
+ * frame reaches the consumer when the source made it, not at the next tick of a timer.
+ * produce() takes the newest sample without blocking.
+ *
+ * Failures: an error or end-of-stream on the pipeline's bus is reported once (frame->note)
+ * with GStreamer's message; the pipeline is set to NULL and restarted after 0.5 s, 1 s, 2 s,
+ * ... up to 8 s (the timerfd) while the bridge repeats the last frame. The first frame after a
+ * reported failure is reported as a recovery and resets the delay. End-of-stream restarts the
+ * description from the beginning (a file loops); it is reported only the first time.
+ *
+ * Threads: GStreamer's streaming threads touch only the eventfd (write) and the appsink's own
+ * queue. Every other field is the event-loop thread's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <linux/videodev2.h>
+
+#include "backend.h"
+
+#define BACKOFF_FIRST_MS 500
+#define BACKOFF_MAX_MS 8000
+/* At most this many of the source's own sizes and rates are offered (2 formats x 8 x 4). */
+#define PROBE_SIZES 8
+#define PROBE_RATES 4
+
+static const uint32_t default_sizes[][2] = { { 640, 480 }, { 320, 240 }, { 1280, 720 } };
+static const uint32_t default_intervals[][2] = { { 1, 30 }, { 1, 15 } };
+static const uint32_t default_formats[] = { V4L2_PIX_FMT_YUYV, V4L2_PIX_FMT_NV12 };
+
+/* The bridge's raw formats and GStreamer's names for the same memory layout. */
+static const struct {
+	uint32_t fourcc;
+	GstVideoFormat gst;
+} format_map[] = {
+	{ V4L2_PIX_FMT_YUYV, GST_VIDEO_FORMAT_YUY2 },
+	{ V4L2_PIX_FMT_UYVY, GST_VIDEO_FORMAT_UYVY },
+	{ V4L2_PIX_FMT_NV12, GST_VIDEO_FORMAT_NV12 },
+	{ V4L2_PIX_FMT_YUV420, GST_VIDEO_FORMAT_I420 },
+	{ V4L2_PIX_FMT_YVU420, GST_VIDEO_FORMAT_YV12 },
+	{ V4L2_PIX_FMT_RGB24, GST_VIDEO_FORMAT_RGB },
+	{ V4L2_PIX_FMT_BGR24, GST_VIDEO_FORMAT_BGR },
+	{ V4L2_PIX_FMT_RGB565, GST_VIDEO_FORMAT_RGB16 },
+	{ V4L2_PIX_FMT_GREY, GST_VIDEO_FORMAT_GRAY8 },
+};
+
+#define NMAP (sizeof(format_map) / sizeof(format_map[0]))
+
+struct gst_backend {
+	char *desc;		/* the pipeline key */
+	int line;
+	GstElement *pipe;
+	GstElement *filter;	/* "vc_caps" */
+	GstElement *sink;	/* "vc_sink" */
+	GstBus *bus;
+	struct vc_modes modes;
+	struct vc_mode mode;
+	bool started;
+	bool running;		/* set to PLAYING, no failure seen since */
+	int efd;		/* eventfd: a sample or a bus message is waiting */
+	int tfd;		/* timerfd: restart after a failure */
+	int epfd;		/* epoll over both: clock_fd() */
+	unsigned int backoff_ms;
+	bool failure_reported;	/* a failure was reported; the next frame is a recovery */
+	bool eos_reported;
+	char start_note[256];	/* why start() could not play, for the next produce() */
+	GstVideoInfo info;	/* of the last sample's caps */
+	GstCaps *info_caps;	/* the caps @info was made from */
+};
+
+static const char *const gst_keys[] = { "pipeline", NULL };
+
+static GstVideoFormat gst_format(uint32_t fourcc)
+{
+	for (size_t i = 0; i < NMAP; i++)
+		if (format_map[i].fourcc == fourcc)
+			return format_map[i].gst;
+	return GST_VIDEO_FORMAT_UNKNOWN;
+}
+
+static void kick(int efd)
+{
+	uint64_t one = 1;
+
+	/* Only fails when the counter would overflow: it is readable then anyway. */
+	if (write(efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+/* appsink's streaming thread: a sample is ready. */
+static GstFlowReturn on_new_sample(GstAppSink *sink, gpointer data)
+{
+	(void)sink;
+	kick(((struct gst_backend *)data)->efd);
+	return GST_FLOW_OK;
+}
+
+/* Any thread posting on the bus: wake the event loop for errors and end-of-stream. */
+static GstBusSyncReply on_bus_sync(GstBus *bus, GstMessage *msg, gpointer data)
+{
+	(void)bus;
+	if (GST_MESSAGE_TYPE(msg) & (GST_MESSAGE_ERROR | GST_MESSAGE_EOS))
+		kick(((struct gst_backend *)data)->efd);
+	return GST_BUS_PASS;
+}
+
+/* Sizes and rates the source's caps list (fixed values; ranges take the defaults inside). */
+static void probe_structure(const GstStructure *st, uint32_t sizes[][2], size_t *nsizes,
+			    uint32_t rates[][2], size_t *nrates)
+{
+	const GValue *w = gst_structure_get_value(st, "width");
+	const GValue *h = gst_structure_get_value(st, "height");
+	const GValue *fr = gst_structure_get_value(st, "framerate");
+	uint32_t cand[8][2];
+	size_t ncand = 0;
+
+	if (w && h && G_VALUE_HOLDS_INT(w) && G_VALUE_HOLDS_INT(h)) {
+		cand[ncand][0] = (uint32_t)g_value_get_int(w);
+		cand[ncand][1] = (uint32_t)g_value_get_int(h);
+		ncand++;
+	} else if (w && h && GST_VALUE_HOLDS_INT_RANGE(w) && GST_VALUE_HOLDS_INT_RANGE(h)) {
+		for (size_t i = 0; i < sizeof(default_sizes) / sizeof(default_sizes[0]); i++) {
+			if ((int)default_sizes[i][0] < gst_value_get_int_range_min(w) ||
+			    (int)default_sizes[i][0] > gst_value_get_int_range_max(w) ||
+			    (int)default_sizes[i][1] < gst_value_get_int_range_min(h) ||
+			    (int)default_sizes[i][1] > gst_value_get_int_range_max(h))
+				continue;
+			cand[ncand][0] = default_sizes[i][0];
+			cand[ncand][1] = default_sizes[i][1];
+			ncand++;
+		}
+	}
+	for (size_t i = 0; i < ncand; i++) {
+		bool dup = false;
+
+		if (!vc_format_size_ok(V4L2_PIX_FMT_NV12, cand[i][0], cand[i][1]))
+			continue;
+		for (size_t k = 0; k < *nsizes; k++)
+			dup |= sizes[k][0] == cand[i][0] && sizes[k][1] == cand[i][1];
+		if (!dup && *nsizes < PROBE_SIZES) {
+			sizes[*nsizes][0] = cand[i][0];
+			sizes[*nsizes][1] = cand[i][1];
+			(*nsizes)++;
+		}
+	}
+	if (!fr)
+		return;
+	if (GST_VALUE_HOLDS_FRACTION(fr) || GST_VALUE_HOLDS_LIST(fr)) {
+		guint n = GST_VALUE_HOLDS_LIST(fr) ? gst_value_list_get_size(fr) : 1;
+
+		for (guint i = 0; i < n; i++) {
+			const GValue *v = GST_VALUE_HOLDS_LIST(fr) ? gst_value_list_get_value(fr, i) : fr;
+			uint32_t num, den;
+			bool dup = false;
+
+			if (!GST_VALUE_HOLDS_FRACTION(v))
+				continue;
+			/* a rate of n/d frames per second is an interval of d/n */
+			num = (uint32_t)gst_value_get_fraction_denominator(v);
+			den = (uint32_t)gst_value_get_fraction_numerator(v);
+			if (!vc_interval_ok(num, den))
+				continue;
+			for (size_t k = 0; k < *nrates; k++)
+				dup |= (uint64_t)rates[k][0] * den == (uint64_t)rates[k][1] * num;
+			if (!dup && *nrates < PROBE_RATES) {
+				rates[*nrates][0] = num;
+				rates[*nrates][1] = den;
+				(*nrates)++;
+			}
+		}
+	}
+}
+
+/*
+ * What the source offers, asked upstream of videoconvert with the pipeline in READY (devices
+ * open, nothing streams). Sources with sometimes-pads (decodebin) answer nothing yet.
+ */
+static void probe(struct gst_backend *b, uint32_t sizes[][2], size_t *nsizes,
+		  uint32_t rates[][2], size_t *nrates)
+{
+	GstElement *conv = gst_bin_get_by_name(GST_BIN(b->pipe), "vc_convert");
+	GstPad *pad = conv ? gst_element_get_static_pad(conv, "sink") : NULL;
+	GstCaps *caps = NULL;
+
+	if (pad && gst_element_set_state(b->pipe, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE &&
+	    gst_pad_is_linked(pad))
+		caps = gst_pad_peer_query_caps(pad, NULL);
+	if (caps && !gst_caps_is_any(caps))
+		for (guint i = 0; i < gst_caps_get_size(caps); i++)
+			probe_structure(gst_caps_get_structure(caps, i), sizes, nsizes, rates,
+					nrates);
+	if (caps)
+		gst_caps_unref(caps);
+	if (pad)
+		gst_object_unref(pad);
+	if (conv)
+		gst_object_unref(conv);
+	gst_element_set_state(b->pipe, GST_STATE_NULL);
+	gst_bus_set_flushing(b->bus, TRUE);	/* drop what READY posted */
+	gst_bus_set_flushing(b->bus, FALSE);
+}
+
+static void gst_release(void *priv);
+
+static int make_fds(struct gst_backend *b)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	b->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	b->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (b->efd < 0 || b->tfd < 0 || b->epfd < 0)
+		return -errno;
+	ev.data.fd = b->efd;
+	if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, b->efd, &ev) < 0)
+		return -errno;
+	ev.data.fd = b->tfd;
+	if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, b->tfd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+static int build(struct gst_backend *b, struct vc_error *err)
+{
+	GError *gerr = NULL;
+	GstAppSinkCallbacks cb = { .new_sample = on_new_sample };
+	char *full;
+
+	full = g_strdup_printf("%s ! videoconvert name=vc_convert ! videoscale ! videorate ! "
+			       "capsfilter name=vc_caps ! appsink name=vc_sink", b->desc);
+	b->pipe = gst_parse_launch_full(full, NULL, GST_PARSE_FLAG_FATAL_ERRORS, &gerr);
+	g_free(full);
+	if (!b->pipe || gerr) {
+		int r = vc_err(err, b->line, -EINVAL, "pipeline: %s",
+			       gerr ? gerr->message : "GStreamer could not make it");
+
+		g_clear_error(&gerr);
+		return r;
+	}
+	if (!GST_IS_PIPELINE(b->pipe))	/* a single element: not possible with our tail */
+		return vc_err(err, b->line, -EINVAL, "pipeline: not a pipeline");
+	b->filter = gst_bin_get_by_name(GST_BIN(b->pipe), "vc_caps");
+	b->sink = gst_bin_get_by_name(GST_BIN(b->pipe), "vc_sink");
+	if (!b->filter || !b->sink)
+		return vc_err(err, b->line, -EINVAL,
+			      "pipeline: names vc_caps and vc_sink are taken by the backend");
+	g_object_set(b->sink, "max-buffers", 1, "drop", TRUE, "sync", TRUE, NULL);
+	gst_app_sink_set_callbacks(GST_APP_SINK(b->sink), &cb, b, NULL);
+	b->bus = gst_element_get_bus(b->pipe);
+	gst_bus_set_sync_handler(b->bus, on_bus_sync, b, NULL);
+	return 0;
+}
+
+static int gst_create(const struct vc_backend_conf *conf, void **ret, struct vc_error *err)
+{
+	const struct vc_kv *kv = vc_conf_key(conf, "pipeline");
+	uint32_t psizes[PROBE_SIZES][2], prates[PROBE_RATES][2];
+	size_t npsizes = 0, nprates = 0;
+	const uint32_t (*sizes)[2], (*rates)[2];
+	size_t nsizes, nrates, nformats;
+	uint32_t formats[NMAP];
+	struct gst_backend *b;
+	GError *gerr = NULL;
+	int r;
+
+	if (!kv || !kv->value[0])
+		return vc_err(err, kv ? kv->line : 0, -EINVAL,
+			      "missing key 'pipeline' (a GStreamer source, e.g. videotestsrc)");
+	if (!gst_init_check(NULL, NULL, &gerr)) {
+		r = vc_err(err, kv->line, -ENOSYS, "GStreamer: %s",
+			   gerr ? gerr->message : "cannot initialise");
+		g_clear_error(&gerr);
+		return r;
+	}
+	nformats = 0;
+	for (size_t i = 0; i < conf->nformats; i++)
+		if (gst_format(conf->formats[i]) != GST_VIDEO_FORMAT_UNKNOWN)
+			formats[nformats++] = conf->formats[i];
+	if (conf->nformats && !nformats)
+		return vc_err(err, conf->formats_line, -EINVAL,
+			      "no format the gst backend makes (YUYV UYVY NV12 YU12 YV12 RGB3 BGR3 RGBP GREY)");
+	if (!nformats) {
+		memcpy(formats, default_formats, sizeof(default_formats));
+		nformats = sizeof(default_formats) / sizeof(default_formats[0]);
+	}
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return vc_err(err, kv->line, -ENOMEM, "out of memory");
+	b->efd = b->tfd = b->epfd = -1;
+	b->line = kv->line;
+	b->desc = strdup(kv->value);
+	b->backoff_ms = BACKOFF_FIRST_MS;
+	if (!b->desc) {
+		r = vc_err(err, kv->line, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	r = make_fds(b);
+	if (r < 0) {
+		r = vc_err(err, kv->line, r, "cannot make the backend's clock fds: %s", strerror(-r));
+		goto fail;
+	}
+	r = build(b, err);
+	if (r < 0)
+		goto fail;
+
+	sizes = conf->sizes;
+	nsizes = conf->nsizes;
+	rates = conf->intervals;
+	nrates = conf->nintervals;
+	if (!nsizes || !nrates)
+		probe(b, psizes, &npsizes, prates, &nprates);
+	if (!nsizes) {
+		sizes = npsizes ? (const uint32_t (*)[2])psizes : default_sizes;
+		nsizes = npsizes ? npsizes : sizeof(default_sizes) / sizeof(default_sizes[0]);
+	}
+	if (!nrates) {
+		rates = nprates ? (const uint32_t (*)[2])prates : default_intervals;
+		nrates = nprates ? nprates : sizeof(default_intervals) / sizeof(default_intervals[0]);
+	}
+	for (size_t f = 0; f < nformats; f++)
+		for (size_t s = 0; s < nsizes; s++)
+			for (size_t i = 0; i < nrates; i++) {
+				struct vc_mode m = { formats[f], sizes[s][0], sizes[s][1], rates[i][0],
+						     rates[i][1] };
+
+				if (!vc_format_size_ok(m.pixelformat, m.width, m.height) ||
+				    !vc_interval_ok(m.interval_num, m.interval_den))
+					continue;
+				if (vc_modes_add(&b->modes, &m) < 0) {
+					r = vc_err(err, conf->sizes_line ? conf->sizes_line : b->line,
+						   -EINVAL, "too many modes: %zu formats x %zu sizes x %zu rates is more than %d (set formats, sizes or rates)",
+						   nformats, nsizes, nrates, VC_MAX_MODES);
+					goto fail;
+				}
+			}
+	if (!b->modes.n) {
+		r = vc_err(err, conf->sizes_line ? conf->sizes_line : b->line, -EINVAL,
+			   "no usable mode (sizes 16..8192, even for 4:2:0; rates 1/60..1000 fps)");
+		goto fail;
+	}
+	*ret = b;
+	return 0;
+fail:
+	gst_release(b);
+	return r;
+}
+
+static int gst_describe(void *priv, struct vc_modes *modes)
+{
+	struct gst_backend *b = priv;
+
+	for (size_t i = 0; i < b->modes.n; i++)
+		if (vc_modes_add(modes, &b->modes.v[i]) < 0)
+			break;
+	return 0;
+}
+
+static void arm_restart(struct gst_backend *b)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = b->backoff_ms / 1000,
+			      .tv_nsec = (long)(b->backoff_ms % 1000) * 1000000 },
+	};
+
+	timerfd_settime(b->tfd, 0, &its, NULL);
+	b->backoff_ms = b->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : b->backoff_ms * 2;
+}
+
+static void drain(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, sizeof(v)) == sizeof(v))
+		;
+}
+
+/*
+ * GStreamer's message of an error, with the detail it keeps in the debug string's last line
+ * ("No such file ...") and the element's name: "Resource not found.: No such file "/x" (filesrc0)".
+ */
+static void error_text(GstMessage *msg, char *buf, size_t len)
+{
+	GError *gerr = NULL;
+	gchar *dbg = NULL;
+	const char *detail;
+
+	gst_message_parse_error(msg, &gerr, &dbg);
+	detail = dbg ? strrchr(dbg, '\n') : NULL;
+	detail = detail ? detail + 1 : NULL;
+	snprintf(buf, len, "%s%s%s (%s)", gerr ? gerr->message : "error", detail ? ": " : "",
+		 detail ? detail : "", GST_MESSAGE_SRC_NAME(msg) ? GST_MESSAGE_SRC_NAME(msg) : "?");
+	g_clear_error(&gerr);
+	g_free(dbg);
+}
+
+/* Sets the pipeline playing; false (with @why) when an element refused at once. */
+static bool play(struct gst_backend *b, char *why, size_t len)
+{
+	GstMessage *msg;
+
+	if (gst_element_set_state(b->pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE) {
+		b->running = true;
+		return true;
+	}
+	snprintf(why, len, "the pipeline does not start");
+	msg = gst_bus_pop_filtered(b->bus, GST_MESSAGE_ERROR);
+	if (msg) {
+		error_text(msg, why, len);
+		gst_message_unref(msg);
+	}
+	gst_element_set_state(b->pipe, GST_STATE_NULL);
+	b->running = false;
+	return false;
+}
+
+static int gst_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
+{
+	struct gst_backend *b = priv;
+	GstVideoFormat f = gst_format(mode->pixelformat);
+	char why[200];
+	GstCaps *caps;
+
+	if (f == GST_VIDEO_FORMAT_UNKNOWN)
+		return vc_err(err, b->line, -EINVAL, "format not made by the gst backend");
+	caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING,
+				   gst_video_format_to_string(f), "width", G_TYPE_INT,
+				   (int)mode->width, "height", G_TYPE_INT, (int)mode->height,
+				   "framerate", GST_TYPE_FRACTION, (int)mode->interval_den,
+				   (int)mode->interval_num, "pixel-aspect-ratio", GST_TYPE_FRACTION,
+				   1, 1, NULL);
+	g_object_set(b->filter, "caps", caps, NULL);
+	gst_caps_unref(caps);
+	b->mode = *mode;
+	b->started = true;
+	b->backoff_ms = BACKOFF_FIRST_MS;
+	b->failure_reported = b->eos_reported = false;
+	drain(b->efd);
+	gst_bus_set_flushing(b->bus, TRUE);
+	gst_bus_set_flushing(b->bus, FALSE);
+	b->start_note[0] = 0;
+	if (!play(b, why, sizeof(why))) {
+		/* A source that is not there yet (an unplugged camera) may come back: the stream
+		 * starts, the bridge repeats, the pipeline is tried again with backoff. */
+		arm_restart(b);
+		snprintf(b->start_note, sizeof(b->start_note),
+			 "gst: the pipeline does not start: %.140s; trying again with backoff while consumers get repeated frames",
+			 why);
+	}
+	return 0;
+}
+
+static void gst_stop(void *priv)
+{
+	struct gst_backend *b = priv;
+	struct itimerspec off = { 0 };
+
+	if (!b->started)
+		return;
+	gst_element_set_state(b->pipe, GST_STATE_NULL);
+	timerfd_settime(b->tfd, 0, &off, NULL);
+	drain(b->efd);
+	drain(b->tfd);
+	gst_bus_set_flushing(b->bus, TRUE);
+	gst_bus_set_flushing(b->bus, FALSE);
+	b->started = b->running = false;
+}
+
+/* Errors and end-of-stream: the pipeline goes to NULL and restarts after the delay. */
+static void check_bus(struct gst_backend *b, struct vc_frame *fr)
+{
+	GstMessage *msg;
+
+	while ((msg = gst_bus_pop_filtered(b->bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS))) {
+		bool eos = GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
+
+		if (b->running) {
+			gst_element_set_state(b->pipe, GST_STATE_NULL);
+			b->running = false;
+			arm_restart(b);
+			if (eos && !b->eos_reported) {
+				snprintf(fr->note, sizeof(fr->note),
+					 "gst: the pipeline reached the end of the stream; it starts again from the beginning");
+				b->eos_reported = true;
+			} else if (!eos && !b->failure_reported) {
+				char why[160];
+
+				error_text(msg, why, sizeof(why));
+				snprintf(fr->note, sizeof(fr->note),
+					 "gst: the pipeline failed: %s; restarting it with backoff while consumers get repeated frames",
+					 why);
+				b->failure_reported = true;
+			}
+		}
+		gst_message_unref(msg);
+	}
+}
+
+/* Copies the sample into the bridge's layout: planes one after another, no line padding. */
+static size_t copy_sample(struct gst_backend *b, GstSample *sample, struct vc_frame *fr)
+{
+	GstCaps *caps = gst_sample_get_caps(sample);
+	GstBuffer *buf = gst_sample_get_buffer(sample);
+	GstVideoFrame vf;
+	size_t o = 0;
+
+	if (!caps || !buf)
+		return 0;
+	if (!b->info_caps || !gst_caps_is_equal(caps, b->info_caps)) {
+		if (!gst_video_info_from_caps(&b->info, caps))
+			return 0;
+		gst_caps_replace(&b->info_caps, caps);
+	}
+	if (GST_VIDEO_INFO_WIDTH(&b->info) != (int)fr->mode->width ||
+	    GST_VIDEO_INFO_HEIGHT(&b->info) != (int)fr->mode->height ||
+	    GST_VIDEO_INFO_FORMAT(&b->info) != gst_format(fr->mode->pixelformat))
+		return 0;	/* caps of a previous mode, still in flight */
+	if (!gst_video_frame_map(&vf, &b->info, buf, GST_MAP_READ))
+		return 0;
+	for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&vf); p++) {
+		const uint8_t *src = GST_VIDEO_FRAME_PLANE_DATA(&vf, p);
+		size_t stride = (size_t)GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p);
+		/* plane p holds component p for every format of format_map */
+		size_t rows = (size_t)GST_VIDEO_FRAME_COMP_HEIGHT(&vf, p);
+		size_t row = (size_t)GST_VIDEO_FRAME_COMP_WIDTH(&vf, p) *
+			     (size_t)GST_VIDEO_FRAME_COMP_PSTRIDE(&vf, p);
+
+		if (p == 0)
+			row = fr->bytesperline;	/* packed YUYV: the component width is not the row */
+		for (size_t r = 0; r < rows; r++) {
+			if (o + row > fr->size)
+				goto out;
+			memcpy(fr->data + o, src + r * stride, row);
+			o += row;
+		}
+	}
+out:
+	gst_video_frame_unmap(&vf);
+	return o;
+}
+
+static int gst_produce(void *priv, struct vc_frame *fr)
+{
+	struct gst_backend *b = priv;
+	GstSample *sample = NULL, *next;
+	uint64_t v;
+
+	if (!b->started)
+		return -ENODEV;
+	drain(b->efd);
+	if (b->start_note[0]) {
+		snprintf(fr->note, sizeof(fr->note), "%s", b->start_note);
+		b->start_note[0] = 0;
+		b->failure_reported = true;
+	}
+	check_bus(b, fr);
+	if (!b->running) {
+		if (read(b->tfd, &v, sizeof(v)) == sizeof(v)) {	/* the delay is over */
+			char why[200];
+
+			if (!play(b, why, sizeof(why))) {
+				arm_restart(b);
+				if (!b->failure_reported) {
+					snprintf(fr->note, sizeof(fr->note),
+						 "gst: the pipeline failed to restart: %.150s; trying again with backoff",
+						 why);
+					b->failure_reported = true;
+				}
+			}
+		}
+		return -EAGAIN;
+	}
+	while ((next = gst_app_sink_try_pull_sample(GST_APP_SINK(b->sink), 0))) {
+		if (sample)
+			gst_sample_unref(sample);
+		sample = next;
+	}
+	if (!sample)
+		return -EAGAIN;
+	fr->bytesused = copy_sample(b, sample, fr);
+	gst_sample_unref(sample);
+	if (!fr->bytesused)
+		return -EAGAIN;
+	if (b->failure_reported && !fr->note[0]) {
+		snprintf(fr->note, sizeof(fr->note), "gst: the pipeline delivers frames again");
+		b->failure_reported = false;
+	}
+	b->backoff_ms = BACKOFF_FIRST_MS;
+	return 0;
+}
+
+static int gst_clock_fd(void *priv)
+{
+	return ((struct gst_backend *)priv)->epfd;
+}
+
+static void gst_release(void *priv)
+{
+	struct gst_backend *b = priv;
+
+	if (!b)
+		return;
+	if (b->pipe) {
+		gst_element_set_state(b->pipe, GST_STATE_NULL);
+		gst_object_unref(b->pipe);
+	}
+	if (b->filter)
+		gst_object_unref(b->filter);
+	if (b->sink)
+		gst_object_unref(b->sink);
+	if (b->bus) {
+		gst_bus_set_sync_handler(b->bus, NULL, NULL, NULL);
+		gst_object_unref(b->bus);
+	}
+	if (b->info_caps)
+		gst_caps_unref(b->info_caps);
+	if (b->efd >= 0)
+		close(b->efd);
+	if (b->tfd >= 0)
+		close(b->tfd);
+	if (b->epfd >= 0)
+		close(b->epfd);
+	free(b->desc);
+	free(b);
+}
+
+const struct vc_backend_ops vc_backend_gst = {
+	.abi = VC_BACKEND_ABI,
+	.name = "gst",
+	.summary = "any GStreamer source description (converted, scaled and rated by GStreamer)",
+	.keys = gst_keys,
+	.create = gst_create,
+	.describe = gst_describe,
+	.start = gst_start,
+	.produce = gst_produce,
+	.stop = gst_stop,
+	.clock_fd = gst_clock_fd,
+	.release = gst_release,
+};
