@@ -17,6 +17,7 @@ extern const struct vc_backend_ops vc_backend_pattern;
 extern const struct vc_backend_ops vc_backend_file;
 extern const struct vc_backend_ops vc_backend_v4l2;
 extern const struct vc_backend_ops vc_backend_gst;
+extern const struct vc_backend_ops vc_backend_pipewire;
 extern const struct vc_backend_ops vc_backend_via;
 
 /* Siblings, in the order `viacamd --list-backends` shows them. */
@@ -25,6 +26,7 @@ static const struct vc_backend_ops *const registry[] = {
 	&vc_backend_file,
 	&vc_backend_v4l2,
 	&vc_backend_gst,
+	&vc_backend_pipewire,
 	&vc_backend_via,
 };
 

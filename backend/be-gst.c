@@ -28,16 +28,30 @@
  * reported failure is reported as a recovery and resets the delay. End-of-stream restarts the
  * description from the beginning (a file loops); it is reported only the first time.
  *
+ * The "pipewire" backend is this backend with the description "pipewiresrc
+ * target-object=TARGET": any PipeWire video source (a camera only PipeWire reaches, a
+ * pipewiresink in provide mode, a portal's screencast node) becomes a /dev/videoN for V4L2
+ * applications. Keys: target = node.name or object.serial (required); remote = the absolute
+ * path of a PipeWire socket (e.g. a desktop user's /run/user/1000/pipewire-0, for viacamd as
+ * a system service); without it pipewiresrc finds PipeWire as every client does
+ * (PIPEWIRE_REMOTE, XDG_RUNTIME_DIR). With a remote, each start connects a new socket for
+ * pipewiresrc's "fd", kept open until the pipeline is NULL. No caps are probed at create.
+ *
  * Threads: GStreamer's streaming threads touch only the eventfd (write) and the appsink's own
- * queue. Every other field is the event-loop thread's.
+ * queue. The instance's worker thread makes every state change (elements may wait in one, up
+ * to 30 s for pipewiresrc) and owns pw_fd; it uses the pipeline and the bus, which GStreamer
+ * locks. Every other field is the event-loop thread's. release() joins the worker.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <gst/app/gstappsink.h>
@@ -76,8 +90,12 @@ static const struct {
 #define NMAP (sizeof(format_map) / sizeof(format_map[0]))
 
 struct gst_backend {
-	char *desc;		/* the pipeline key */
+	const struct vc_backend_ops *ops;	/* gst or pipewire, for messages */
+	char *desc;		/* the pipeline key (or the pipewire backend's pipewiresrc) */
 	int line;
+	char *remote;		/* pipewire: the PipeWire socket to connect to (NULL: the default) */
+	GstElement *pwsrc;	/* pipewire with a remote: "vc_pw" */
+	int pw_fd;		/* pipewire with a remote: our connection while not NULL (worker's) */
 	GstElement *pipe;
 	GstElement *filter;	/* "vc_caps" */
 	GstElement *sink;	/* "vc_sink" */
@@ -85,19 +103,21 @@ struct gst_backend {
 	struct vc_modes modes;
 	struct vc_mode mode;
 	bool started;
-	bool running;		/* set to PLAYING, no failure seen since */
+	bool running;		/* PLAYING requested, no failure seen since */
+	GThread *worker;	/* makes every state change (worker()) */
+	GAsyncQueue *cmds;	/* CMD_* for the worker */
 	int efd;		/* eventfd: a sample or a bus message is waiting */
 	int tfd;		/* timerfd: restart after a failure */
 	int epfd;		/* epoll over both: clock_fd() */
 	unsigned int backoff_ms;
 	bool failure_reported;	/* a failure was reported; the next frame is a recovery */
 	bool eos_reported;
-	char start_note[256];	/* why start() could not play, for the next produce() */
 	GstVideoInfo info;	/* of the last sample's caps */
 	GstCaps *info_caps;	/* the caps @info was made from */
 };
 
 static const char *const gst_keys[] = { "pipeline", NULL };
+static const char *const pw_keys[] = { "target", "remote", NULL };
 
 static GstVideoFormat gst_format(uint32_t fourcc)
 {
@@ -230,6 +250,9 @@ static void probe(struct gst_backend *b, uint32_t sizes[][2], size_t *nsizes,
 }
 
 static void gst_release(void *priv);
+static gpointer worker(gpointer data);
+extern const struct vc_backend_ops vc_backend_gst, vc_backend_pipewire;
+static void free_instance(struct gst_backend *b);
 
 static int make_fds(struct gst_backend *b)
 {
@@ -280,9 +303,11 @@ static int build(struct gst_backend *b, struct vc_error *err)
 	return 0;
 }
 
-static int gst_create(const struct vc_backend_conf *conf, void **ret, struct vc_error *err)
+/* An instance for the source description @desc (from the key on line @line). */
+static int create_desc(const struct vc_backend_conf *conf, const char *desc, int line,
+		       const char *remote, bool probe_caps, const struct vc_backend_ops *ops,
+		       void **ret, struct vc_error *err)
 {
-	const struct vc_kv *kv = vc_conf_key(conf, "pipeline");
 	uint32_t psizes[PROBE_SIZES][2], prates[PROBE_RATES][2];
 	size_t npsizes = 0, nprates = 0;
 	const uint32_t (*sizes)[2], (*rates)[2];
@@ -292,11 +317,8 @@ static int gst_create(const struct vc_backend_conf *conf, void **ret, struct vc_
 	GError *gerr = NULL;
 	int r;
 
-	if (!kv || !kv->value[0])
-		return vc_err(err, kv ? kv->line : 0, -EINVAL,
-			      "missing key 'pipeline' (a GStreamer source, e.g. videotestsrc)");
 	if (!gst_init_check(NULL, NULL, &gerr)) {
-		r = vc_err(err, kv->line, -ENOSYS, "GStreamer: %s",
+		r = vc_err(err, line, -ENOSYS, "GStreamer: %s",
 			   gerr ? gerr->message : "cannot initialise");
 		g_clear_error(&gerr);
 		return r;
@@ -315,29 +337,41 @@ static int gst_create(const struct vc_backend_conf *conf, void **ret, struct vc_
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return vc_err(err, kv->line, -ENOMEM, "out of memory");
-	b->efd = b->tfd = b->epfd = -1;
-	b->line = kv->line;
-	b->desc = strdup(kv->value);
+		return vc_err(err, line, -ENOMEM, "out of memory");
+	b->efd = b->tfd = b->epfd = b->pw_fd = -1;
+	b->line = line;
+	b->ops = ops;
+	b->desc = strdup(desc);
+	b->remote = remote ? strdup(remote) : NULL;
 	b->backoff_ms = BACKOFF_FIRST_MS;
-	if (!b->desc) {
-		r = vc_err(err, kv->line, -ENOMEM, "out of memory");
+	if (!b->desc || (remote && !b->remote)) {
+		r = vc_err(err, line, -ENOMEM, "out of memory");
 		goto fail;
 	}
 	r = make_fds(b);
 	if (r < 0) {
-		r = vc_err(err, kv->line, r, "cannot make the backend's clock fds: %s", strerror(-r));
+		r = vc_err(err, line, r, "cannot make the backend's clock fds: %s", strerror(-r));
 		goto fail;
 	}
 	r = build(b, err);
 	if (r < 0)
 		goto fail;
+	if (b->remote)
+		b->pwsrc = gst_bin_get_by_name(GST_BIN(b->pipe), "vc_pw");
+	b->cmds = g_async_queue_new();
+	b->worker = g_thread_try_new("viacamd-gst", worker, b, &gerr);
+	if (!b->worker) {
+		r = vc_err(err, line, -ENOMEM, "cannot start the pipeline's thread: %s",
+			   gerr ? gerr->message : "?");
+		g_clear_error(&gerr);
+		goto fail;
+	}
 
 	sizes = conf->sizes;
 	nsizes = conf->nsizes;
 	rates = conf->intervals;
 	nrates = conf->nintervals;
-	if (!nsizes || !nrates)
+	if (probe_caps && (!nsizes || !nrates))
 		probe(b, psizes, &npsizes, prates, &nprates);
 	if (!nsizes) {
 		sizes = npsizes ? (const uint32_t (*)[2])psizes : default_sizes;
@@ -375,6 +409,49 @@ fail:
 	return r;
 }
 
+static int gst_create(const struct vc_backend_conf *conf, void **ret, struct vc_error *err)
+{
+	const struct vc_kv *kv = vc_conf_key(conf, "pipeline");
+
+	if (!kv || !kv->value[0])
+		return vc_err(err, kv ? kv->line : 0, -EINVAL,
+			      "missing key 'pipeline' (a GStreamer source, e.g. videotestsrc)");
+	return create_desc(conf, kv->value, kv->line, NULL, true, &vc_backend_gst, ret, err);
+}
+
+/*
+ * The pipewire backend: pipewiresrc of one PipeWire node, by name or serial (target). Its
+ * own key check; the rest is the gst backend's.
+ */
+static int pw_create(const struct vc_backend_conf *conf, void **ret, struct vc_error *err)
+{
+	const struct vc_kv *target = vc_conf_key(conf, "target");
+	const struct vc_kv *remote = vc_conf_key(conf, "remote");
+	char *desc;
+	int r;
+
+	if (!target || !target->value[0])
+		return vc_err(err, target ? target->line : 0, -EINVAL,
+			      "missing key 'target' (the PipeWire node to show: its node.name or object.serial; pw-cli ls Node lists them)");
+	/* The name goes into a gst-launch description between quotes. */
+	for (const char *c = target->value; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\' || *c == 0x7f)
+			return vc_err(err, target->line, -EINVAL,
+				      "target: a node name without quotes, backslashes or control characters");
+	if (remote && (remote->value[0] != '/' ||
+		       strlen(remote->value) >= sizeof(((struct sockaddr_un *)0)->sun_path)))
+		return vc_err(err, remote->line, -EINVAL,
+			      "remote: the absolute path of a PipeWire socket, e.g. /run/user/1000/pipewire-0");
+	desc = g_strdup_printf("pipewiresrc name=vc_pw target-object=\"%s\" client-name=viacamd",
+			       target->value);
+	/* No probe: PipeWire is not asked before a consumer streams (it may not run yet, at
+	 * boot), and pipewiresrc knows no caps before it negotiates. */
+	r = create_desc(conf, desc, target->line, remote ? remote->value : NULL, false,
+			&vc_backend_pipewire, ret, err);
+	g_free(desc);
+	return r;
+}
+
 static int gst_describe(void *priv, struct vc_modes *modes)
 {
 	struct gst_backend *b = priv;
@@ -405,6 +482,96 @@ static void drain(int fd)
 }
 
 /*
+ * The worker thread: every state change of the pipeline. Some elements wait in a state change
+ * (pipewiresrc for its stream to connect, up to 30 s; v4l2src and rtspsrc for their device or
+ * server), and the event loop that serves every camera must not wait with them. Commands
+ * come in order through b->cmds: a stop followed by a start is a NULL followed by a PLAYING.
+ */
+enum { CMD_PLAY = 1, CMD_NULL, CMD_QUIT };
+
+static void request(struct gst_backend *b, int cmd)
+{
+	g_async_queue_push(b->cmds, GINT_TO_POINTER(cmd));
+}
+
+/* An error of our own on the bus, handled like the elements' (check_bus). */
+static void post_error(struct gst_backend *b, const char *fmt, ...)
+{
+	GError *gerr;
+	va_list ap;
+	char *text;
+
+	va_start(ap, fmt);
+	text = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	gerr = g_error_new_literal(GST_CORE_ERROR, GST_CORE_ERROR_STATE_CHANGE, text);
+	gst_element_post_message(b->pipe, gst_message_new_error(GST_OBJECT(b->pipe), gerr, NULL));
+	g_error_free(gerr);
+	g_free(text);
+}
+
+/*
+ * pipewire with a remote: a connection to that socket for pipewiresrc's "fd". A new one for
+ * each start (one PipeWire client per run); it stays open until the pipeline is NULL again.
+ */
+static bool connect_remote(struct gst_backend *b)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", b->remote);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		post_error(b, "cannot reach PipeWire at %s: %s", b->remote, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	b->pw_fd = fd;
+	g_object_set(b->pwsrc, "fd", fd, NULL);
+	return true;
+}
+
+static void worker_null(struct gst_backend *b)
+{
+	gst_element_set_state(b->pipe, GST_STATE_NULL);
+	if (b->pw_fd >= 0)
+		close(b->pw_fd);
+	b->pw_fd = -1;
+	/* What the stopped run still posted is of no interest to the next one. */
+	gst_bus_set_flushing(b->bus, TRUE);
+	gst_bus_set_flushing(b->bus, FALSE);
+}
+
+static void worker_play(struct gst_backend *b)
+{
+	if (b->remote && !connect_remote(b))
+		return;
+	/* An element that refuses posts its error first; ours says so when none did. */
+	if (gst_element_set_state(b->pipe, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
+		post_error(b, "the pipeline does not start");
+}
+
+static gpointer worker(gpointer data)
+{
+	struct gst_backend *b = data;
+
+	for (;;) {
+		int cmd = GPOINTER_TO_INT(g_async_queue_pop(b->cmds));
+
+		if (cmd == CMD_PLAY) {
+			worker_play(b);
+			continue;
+		}
+		worker_null(b);
+		if (cmd == CMD_QUIT) {
+			b->worker = NULL;
+			free_instance(b);
+			return NULL;
+		}
+	}
+}
+
+/*
  * GStreamer's message of an error, with the detail it keeps in the debug string's last line
  * ("No such file ...") and the element's name: "Resource not found.: No such file "/x" (filesrc0)".
  */
@@ -423,31 +590,10 @@ static void error_text(GstMessage *msg, char *buf, size_t len)
 	g_free(dbg);
 }
 
-/* Sets the pipeline playing; false (with @why) when an element refused at once. */
-static bool play(struct gst_backend *b, char *why, size_t len)
-{
-	GstMessage *msg;
-
-	if (gst_element_set_state(b->pipe, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE) {
-		b->running = true;
-		return true;
-	}
-	snprintf(why, len, "the pipeline does not start");
-	msg = gst_bus_pop_filtered(b->bus, GST_MESSAGE_ERROR);
-	if (msg) {
-		error_text(msg, why, len);
-		gst_message_unref(msg);
-	}
-	gst_element_set_state(b->pipe, GST_STATE_NULL);
-	b->running = false;
-	return false;
-}
-
 static int gst_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
 {
 	struct gst_backend *b = priv;
 	GstVideoFormat f = gst_format(mode->pixelformat);
-	char why[200];
 	GstCaps *caps;
 
 	if (f == GST_VIDEO_FORMAT_UNKNOWN)
@@ -465,17 +611,10 @@ static int gst_start(void *priv, const struct vc_mode *mode, struct vc_error *er
 	b->backoff_ms = BACKOFF_FIRST_MS;
 	b->failure_reported = b->eos_reported = false;
 	drain(b->efd);
-	gst_bus_set_flushing(b->bus, TRUE);
-	gst_bus_set_flushing(b->bus, FALSE);
-	b->start_note[0] = 0;
-	if (!play(b, why, sizeof(why))) {
-		/* A source that is not there yet (an unplugged camera) may come back: the stream
-		 * starts, the bridge repeats, the pipeline is tried again with backoff. */
-		arm_restart(b);
-		snprintf(b->start_note, sizeof(b->start_note),
-			 "gst: the pipeline does not start: %.140s; trying again with backoff while consumers get repeated frames",
-			 why);
-	}
+	/* A source that cannot start (a camera not plugged in yet) is reported by check_bus()
+	 * and tried again with backoff; the stream starts anyway and the bridge repeats. */
+	request(b, CMD_PLAY);
+	b->running = true;
 	return 0;
 }
 
@@ -486,12 +625,10 @@ static void gst_stop(void *priv)
 
 	if (!b->started)
 		return;
-	gst_element_set_state(b->pipe, GST_STATE_NULL);
+	request(b, CMD_NULL);
 	timerfd_settime(b->tfd, 0, &off, NULL);
 	drain(b->efd);
 	drain(b->tfd);
-	gst_bus_set_flushing(b->bus, TRUE);
-	gst_bus_set_flushing(b->bus, FALSE);
 	b->started = b->running = false;
 }
 
@@ -503,21 +640,22 @@ static void check_bus(struct gst_backend *b, struct vc_frame *fr)
 	while ((msg = gst_bus_pop_filtered(b->bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS))) {
 		bool eos = GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
 
-		if (b->running) {
-			gst_element_set_state(b->pipe, GST_STATE_NULL);
+		if (b->running) {	/* else: the rest of a run already being stopped */
+			request(b, CMD_NULL);
 			b->running = false;
 			arm_restart(b);
 			if (eos && !b->eos_reported) {
 				snprintf(fr->note, sizeof(fr->note),
-					 "gst: the pipeline reached the end of the stream; it starts again from the beginning");
+					 "%s: the pipeline reached the end of the stream; it starts again from the beginning",
+					 b->ops->name);
 				b->eos_reported = true;
 			} else if (!eos && !b->failure_reported) {
 				char why[160];
 
 				error_text(msg, why, sizeof(why));
 				snprintf(fr->note, sizeof(fr->note),
-					 "gst: the pipeline failed: %s; restarting it with backoff while consumers get repeated frames",
-					 why);
+					 "%s: the pipeline failed: %s; restarting it with backoff while consumers get repeated frames",
+					 b->ops->name, why);
 				b->failure_reported = true;
 			}
 		}
@@ -577,25 +715,11 @@ static int gst_produce(void *priv, struct vc_frame *fr)
 	if (!b->started)
 		return -ENODEV;
 	drain(b->efd);
-	if (b->start_note[0]) {
-		snprintf(fr->note, sizeof(fr->note), "%s", b->start_note);
-		b->start_note[0] = 0;
-		b->failure_reported = true;
-	}
 	check_bus(b, fr);
 	if (!b->running) {
 		if (read(b->tfd, &v, sizeof(v)) == sizeof(v)) {	/* the delay is over */
-			char why[200];
-
-			if (!play(b, why, sizeof(why))) {
-				arm_restart(b);
-				if (!b->failure_reported) {
-					snprintf(fr->note, sizeof(fr->note),
-						 "gst: the pipeline failed to restart: %.150s; trying again with backoff",
-						 why);
-					b->failure_reported = true;
-				}
-			}
+			request(b, CMD_PLAY);
+			b->running = true;
 		}
 		return -EAGAIN;
 	}
@@ -611,7 +735,8 @@ static int gst_produce(void *priv, struct vc_frame *fr)
 	if (!fr->bytesused)
 		return -EAGAIN;
 	if (b->failure_reported && !fr->note[0]) {
-		snprintf(fr->note, sizeof(fr->note), "gst: the pipeline delivers frames again");
+		snprintf(fr->note, sizeof(fr->note), "%s: the pipeline delivers frames again",
+			 b->ops->name);
 		b->failure_reported = false;
 	}
 	b->backoff_ms = BACKOFF_FIRST_MS;
@@ -623,16 +748,18 @@ static int gst_clock_fd(void *priv)
 	return ((struct gst_backend *)priv)->epfd;
 }
 
-static void gst_release(void *priv)
+/* Frees @b: the pipeline is NULL, its worker gone or @b's worker itself. */
+static void free_instance(struct gst_backend *b)
 {
-	struct gst_backend *b = priv;
-
-	if (!b)
-		return;
-	if (b->pipe) {
-		gst_element_set_state(b->pipe, GST_STATE_NULL);
+	if (b->cmds)
+		g_async_queue_unref(b->cmds);
+	if (b->pw_fd >= 0)
+		close(b->pw_fd);
+	if (b->pipe)
 		gst_object_unref(b->pipe);
-	}
+	if (b->pwsrc)
+		gst_object_unref(b->pwsrc);
+	free(b->remote);
 	if (b->filter)
 		gst_object_unref(b->filter);
 	if (b->sink)
@@ -653,12 +780,49 @@ static void gst_release(void *priv)
 	free(b);
 }
 
+/*
+ * The worker takes the pipeline to NULL and frees the instance, so release() does not wait
+ * for an element that is still in a state change (pipewiresrc waits up to 30 s for a node
+ * that does not exist).
+ */
+static void gst_release(void *priv)
+{
+	struct gst_backend *b = priv;
+
+	if (!b)
+		return;
+	if (b->worker) {
+		GThread *t = b->worker;
+
+		request(b, CMD_QUIT);
+		g_thread_unref(t);	/* detached: the worker frees @b */
+		return;
+	}
+	if (b->pipe)
+		gst_element_set_state(b->pipe, GST_STATE_NULL);
+	free_instance(b);
+}
+
 const struct vc_backend_ops vc_backend_gst = {
 	.abi = VC_BACKEND_ABI,
 	.name = "gst",
 	.summary = "any GStreamer source description (converted, scaled and rated by GStreamer)",
 	.keys = gst_keys,
 	.create = gst_create,
+	.describe = gst_describe,
+	.start = gst_start,
+	.produce = gst_produce,
+	.stop = gst_stop,
+	.clock_fd = gst_clock_fd,
+	.release = gst_release,
+};
+
+const struct vc_backend_ops vc_backend_pipewire = {
+	.abi = VC_BACKEND_ABI,
+	.name = "pipewire",
+	.summary = "a PipeWire video source (a node by name or serial) as a V4L2 camera",
+	.keys = pw_keys,
+	.create = pw_create,
 	.describe = gst_describe,
 	.start = gst_start,
 	.produce = gst_produce,

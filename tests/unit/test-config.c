@@ -160,7 +160,7 @@ static void test_every_error_with_its_line(void **state)
 	assert_msg(&m, 5, 9, "duplicate key 'label' (first at line 8)");
 	assert_msg(&m, 6, 10, "bad value '99999999' for timeout_ms");
 	assert_msg(&m, 7, 11, "unknown section [cam b]");
-	assert_msg(&m, 8, 13, "unknown backend 'nosuch' (known: pattern, file, v4l2, gst, via)");
+	assert_msg(&m, 8, 13, "unknown backend 'nosuch' (known: pattern, file, v4l2, gst, pipewire, via)");
 	assert_msg(&m, 9, 14, "bad value 'big' for ctrl.x");
 	vc_msgs_free(&m);
 }

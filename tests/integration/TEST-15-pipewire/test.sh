@@ -9,7 +9,11 @@
 # - gst-launch-1.0 pipewiresrc streams it, with the pattern's pixels;
 # - two PipeWire clients receive frames at once (PipeWire asks the node for 16 buffers);
 # - the on-demand rule holds through PipeWire: the backend starts only when a client streams
-#   and stops once none does (wireplumber suspends an idle node after 5 s).
+#   and stops once none does (wireplumber suspends an idle node after 5 s);
+# - the other way round, the pipewire backend (issue 14, item 3): a PipeWire-only camera
+#   (gst-launch-1.0 ... ! pipewiresink mode=provide, media.class Video/Source) becomes
+#   /dev/video42 for V4L2 applications; viacamd (root) reaches the desktop user's PipeWire
+#   through the config's remote socket; ffmpeg gets the provider's picture.
 . "$(dirname "$0")/../lib.sh"
 
 if [ "${1:-}" != --session ]; then
@@ -25,10 +29,21 @@ if [ "${1:-}" != --session ]; then
 	sizes = 320x240
 	rates = 15
 	pattern = bars
+
+	[camera fromp]
+	label = from pipewire
+	video_nr = 42
+	backend_nr = 43
+	backend = pipewire
+	target = vcprov
+	remote = /tmp/pwrun/pipewire-0
+	formats = YUYV
+	sizes = 320x240
+	rates = 15
 	CONF
 	# Its log where the desktop user can read it (the results folder is root's).
 	"$BIN/viacamd" -c /tmp/cfg/viacam.conf --state /run/viacamd/cameras >>/tmp/viacamd.log 2>&1 &
-	wait_for 60 test -e /dev/video40 -a -e /dev/video41 ||
+	wait_for 60 test -e /dev/video40 -a -e /dev/video41 -a -e /dev/video42 ||
 		{ cat /tmp/viacamd.log; die "viacamd did not create /dev/video40 and 41"; }
 	chmod 0644 /tmp/viacamd.log
 	cp "$VIACAM_SRC/conf/70-viacam.rules" /etc/udev/rules.d/ || die "install the rules"
@@ -121,6 +136,28 @@ done
 check "...one stream of the backend served both ($(($(streams) - n1)) started for them)" \
 	test "$(streams)" = $((n1 + 1))
 check "...and the backend stops after them" wait_for 30 stopped 2
+
+# The pipewire backend: a PipeWire-only camera as a V4L2 device.
+gst-launch-1.0 -q videotestsrc pattern=smpte75 is-live=true ! \
+	video/x-raw,format=YUY2,width=320,height=240,framerate=15/1 ! pipewiresink mode=provide \
+	stream-properties="props,media.class=Video/Source,node.name=vcprov,node.description=vcprov" \
+	>"$RES/provider.log" 2>&1 &
+prov=$!
+prov_listed() { pw_nodes | grep -q "Video/Source .*vcprov"; }
+check "a PipeWire-only camera (pipewiresink mode=provide) is a Video/Source node" wait_for 60 prov_listed
+timeout 60 gst-launch-1.0 -q videotestsrc pattern=smpte75 num-buffers=1 ! \
+	video/x-raw,format=YUY2,width=320,height=240 ! filesink location=/tmp/ref-smpte.yuyv \
+	>"$RES/ref.log" 2>&1
+timeout 120 ffmpeg -nostdin -loglevel error -f v4l2 -input_format yuyv422 -video_size 320x240 \
+	-i /dev/video42 -frames:v 45 -f rawvideo -y /tmp/fromp.yuyv >"$RES/ffmpeg-fromp.log" 2>&1
+check "ffmpeg captures 45 frames from /dev/video42 ($(stat -c %s /tmp/fromp.yuyv 2>/dev/null) bytes)" \
+	test "$(stat -c %s /tmp/fromp.yuyv 2>/dev/null)" = $((320 * 240 * 2 * 45))
+out=$("$BIN/vcpix" --same /tmp/fromp.yuyv /tmp/ref-smpte.yuyv $((320 * 240 * 2)) 2>&1)
+check "...the provider's picture, through PipeWire and the pipewire backend (${out#vcpix: })" test $? = 0
+check "...served by the pipewire backend (viacamd log)" \
+	grep -q "camera fromp: streaming YUYV 320x240 at 15 fps from backend 'pipewire'" "$log"
+kill "$prov" 2>/dev/null
+wait "$prov" 2>/dev/null
 grep -h 'viacamd:' "$log" | tail -n 20 >"$RES/viacamd-tail.log"
 kill "$wp" "$pw" 2>/dev/null
 wait "$wp" "$pw" 2>/dev/null
