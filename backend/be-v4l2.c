@@ -9,6 +9,11 @@
  * sets the format and rate, maps four buffers and streams; produce() takes the newest frame
  * the device has (without blocking) and copies it; stop() closes the device.
  * A device that disappears makes produce() return -ENODEV.
+ * The device's controls of the user and camera classes (integer, boolean, button and menu
+ * ones, up to VC_MAX_CTRLS) are the camera's: listed at create() with their ranges and
+ * defaults. The camera's values rule: a value a consumer sets is set on the device at once
+ * while streaming; at start() every value of the camera (the default, the config's
+ * ctrl.NAME, what consumers set) that differs from what the device had is set on it.
  * The device sets the pace: clock_fd() is the device's fd, readable when it has filled a
  * buffer, so each frame is passed on when the device made it (produce() dequeues every
  * filled buffer, which consumes the readiness).
@@ -41,6 +46,10 @@ struct v4l2_backend {
 		size_t len;
 	} bufs[NR_BUFS];
 	unsigned int nbufs;
+	struct viacam_ctrl ctrls[VC_MAX_CTRLS];
+	int64_t values[VC_MAX_CTRLS];	/* what the consumers want */
+	bool dirty[VC_MAX_CTRLS];	/* values[] differs from the device's */
+	size_t nctrls;
 };
 
 static const char *const v4l2_keys[] = { "device", NULL };
@@ -115,6 +124,81 @@ static void add_sizes(struct v4l2_backend *b, int fd, uint32_t f)
 	}
 }
 
+/* The bridge's rules for a declared control (kmod/viacam-v4l2.c, viacam_check_ctrl). */
+static bool ctrl_name_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			return false;
+	return true;
+}
+
+/* The device's controls the bridge can declare, into b->ctrls. */
+static void list_ctrls(struct v4l2_backend *b, int fd)
+{
+	struct v4l2_queryctrl q = { .id = V4L2_CTRL_FLAG_NEXT_CTRL };
+
+	for (; v4l2_ioctl(fd, VIDIOC_QUERYCTRL, &q) == 0 && b->nctrls < VC_MAX_CTRLS;
+	     q.id |= V4L2_CTRL_FLAG_NEXT_CTRL) {
+		struct viacam_ctrl *c = &b->ctrls[b->nctrls];
+		uint32_t which = V4L2_CTRL_ID2WHICH(q.id);
+		struct v4l2_control cur = { .id = q.id };
+
+		if ((which != V4L2_CTRL_CLASS_USER && which != V4L2_CTRL_CLASS_CAMERA) ||
+		    (q.id & 0xffff) < 0x900 || (q.flags & (V4L2_CTRL_FLAG_DISABLED |
+							    V4L2_CTRL_FLAG_WRITE_ONLY)))
+			continue;
+		memset(c, 0, sizeof(*c));
+		c->id = q.id;
+		c->type = q.type;
+		snprintf(c->name, sizeof(c->name), "%s", (const char *)q.name);
+		if (!ctrl_name_ok(c->name))
+			continue;
+		c->minimum = q.minimum;
+		c->maximum = q.maximum;
+		c->step = (uint64_t)q.step;
+		c->default_value = q.default_value;
+		c->flags = q.flags & (V4L2_CTRL_FLAG_READ_ONLY | V4L2_CTRL_FLAG_SLIDER |
+				      V4L2_CTRL_FLAG_INACTIVE);
+		switch (q.type) {
+		case V4L2_CTRL_TYPE_INTEGER:
+			if (q.step < 1)
+				continue;
+			break;
+		case V4L2_CTRL_TYPE_BOOLEAN:
+		case V4L2_CTRL_TYPE_BUTTON:
+			break;
+		case V4L2_CTRL_TYPE_MENU: {
+			struct v4l2_querymenu m = { .id = q.id };
+			bool any = false;
+
+			if (q.minimum < 0 || q.maximum >= VIACAM_MAX_MENU)
+				continue;
+			c->step = 0;
+			c->menu_count = (uint32_t)q.maximum + 1;
+			for (m.index = (uint32_t)q.minimum; m.index <= (uint32_t)q.maximum; m.index++) {
+				if (v4l2_ioctl(fd, VIDIOC_QUERYMENU, &m) < 0)
+					continue;	/* a gap: not offered */
+				snprintf(c->menu[m.index], VIACAM_NAME_LEN, "%s", (const char *)m.name);
+				if (!ctrl_name_ok(c->menu[m.index]))
+					c->menu[m.index][0] = 0;
+				any |= c->menu[m.index][0] != 0;
+			}
+			if (!any || !c->menu[q.default_value][0])
+				continue;
+			break;
+		}
+		default:	/* 64-bit, strings, arrays, compound: not declarable */
+			continue;
+		}
+		if (q.type != V4L2_CTRL_TYPE_BUTTON && v4l2_ioctl(fd, VIDIOC_G_CTRL, &cur) == 0)
+			b->values[b->nctrls] = cur.value;
+		else
+			b->values[b->nctrls] = q.default_value;
+		b->nctrls++;
+	}
+}
+
 static int v4l2_create(const struct vc_backend_conf *conf, void **ret, struct vc_error *err)
 {
 	const struct vc_kv *dev = vc_conf_key(conf, "device");
@@ -153,6 +237,7 @@ static int v4l2_create(const struct vc_backend_conf *conf, void **ret, struct vc
 	for (fd_.index = 0; v4l2_ioctl(fd, VIDIOC_ENUM_FMT, &fd_) == 0; fd_.index++)
 		if (!(fd_.flags & V4L2_FMT_FLAG_EMULATED) && bridge_knows(fd_.pixelformat))
 			add_sizes(b, fd, fd_.pixelformat);
+	list_ctrls(b, fd);
 	v4l2_close(fd);
 	if (!b->modes.n) {
 		free(b);
@@ -172,6 +257,45 @@ static int v4l2_describe(void *priv, struct vc_modes *modes)
 		if (vc_modes_add(modes, &b->modes.v[i]) < 0)
 			break;
 	return 0;
+}
+
+static int v4l2_controls(void *priv, struct viacam_ctrl *ctrls)
+{
+	struct v4l2_backend *b = priv;
+
+	memcpy(ctrls, b->ctrls, sizeof(b->ctrls[0]) * b->nctrls);
+	return (int)b->nctrls;
+}
+
+/* Sets control @i on the open device; logs nothing (the session logs a failure). */
+static int apply_ctrl(struct v4l2_backend *b, size_t i)
+{
+	struct v4l2_control c = { .id = b->ctrls[i].id, .value = (int32_t)b->values[i] };
+
+	if (v4l2_ioctl(b->fd, VIDIOC_S_CTRL, &c) < 0)
+		return -errno;
+	b->dirty[i] = false;
+	return 0;
+}
+
+static int v4l2_set_ctrl(void *priv, uint32_t id, int64_t value)
+{
+	struct v4l2_backend *b = priv;
+
+	for (size_t i = 0; i < b->nctrls; i++) {
+		if (b->ctrls[i].id != id)
+			continue;
+		if (b->ctrls[i].flags & V4L2_CTRL_FLAG_READ_ONLY)
+			return 0;
+		/* The session passes every value before each start: only changes count
+		 * (a button is a change each time it is pressed). */
+		if (value == b->values[i] && b->ctrls[i].type != V4L2_CTRL_TYPE_BUTTON)
+			return 0;
+		b->values[i] = value;
+		b->dirty[i] = true;
+		return b->fd >= 0 ? apply_ctrl(b, i) : 0;
+	}
+	return -EINVAL;
 }
 
 static void v4l2_stop(void *priv)
@@ -250,6 +374,9 @@ static int v4l2_start(void *priv, const struct vc_mode *mode, struct vc_error *e
 			goto fail;
 		}
 	}
+	for (size_t i = 0; i < b->nctrls; i++)	/* what consumers set while it was closed */
+		if (b->dirty[i] && b->ctrls[i].type != V4L2_CTRL_TYPE_BUTTON)
+			apply_ctrl(b, i);
 	if (v4l2_ioctl(b->fd, VIDIOC_STREAMON, &type) < 0) {
 		r = vc_err(err, b->line, -errno, "%s: VIDIOC_STREAMON: %s", b->device,
 			   strerror(errno));
@@ -360,6 +487,8 @@ const struct vc_backend_ops vc_backend_v4l2 = {
 	.start = v4l2_start,
 	.produce = v4l2_produce,
 	.stop = v4l2_stop,
+	.controls = v4l2_controls,
+	.set_ctrl = v4l2_set_ctrl,
 	.clock_fd = v4l2_clock_fd,
 	.release = v4l2_release,
 };

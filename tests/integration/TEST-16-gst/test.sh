@@ -14,7 +14,9 @@
 # - own clock: a live source at 10 fps reaches the consumer at 10 fps, every frame new; the
 #   v4l2 backend passes each frame of a 10 fps device on when the device delivers it (the
 #   mean latency from the producer's QBUF to the consumer's DQBUF, through two bridges and
-#   viacamd, is well under the 50 ms a 100 ms timer would add on average).
+#   viacamd, is well under the 50 ms a 100 ms timer would add on average);
+# - the v4l2 backend forwards the device's controls: vivid's are the camera's, a value set
+#   while idle reaches vivid when the stream starts, one set while streaming at once.
 . "$(dirname "$0")/../lib.sh"
 
 load_viacam devices=0
@@ -84,6 +86,16 @@ backend_nr = 65
 backend = v4l2
 device = /dev/video60
 formats = YUYV
+
+[camera vividctl]
+label = v4l2 vivid
+video_nr = 66
+backend_nr = 67
+backend = v4l2
+device = /dev/video30
+formats = YUYV
+sizes = 320x180
+ctrl.saturation = 90
 
 [camera live]
 label = gst live
@@ -248,6 +260,27 @@ skipped=$(sed -nE 's/.*\(([0-9]+) frames sent, ([0-9]+) slots skipped\).*/\2/p' 
 # one that tells a clock from a timer.)
 check "...every wake-up of its clock brought a frame (${sent:-?} sent, ${skipped:-?} skipped)" \
 	test "${sent:-0}" -ge 50 -a "${skipped:-99}" -le $((${sent:-0} / 20))
+
+# --- the v4l2 backend forwards vivid's controls
+v4l2-ctl -d /dev/video66 --list-ctrls >"$RES/vividctl-ctrls.txt" 2>&1
+check "the v4l2 camera has vivid's user controls (brightness, contrast, saturation, hue, menu)" \
+	test "$(grep -cE '^ *(brightness|contrast|saturation|hue|menu) ' "$RES/vividctl-ctrls.txt")" = 5
+viv_ctrl() { v4l2-ctl -d /dev/video30 --get-ctrl "$1" 2>/dev/null | sed -nE 's/.*: (-?[0-9]+).*/\1/p'; }
+v4l2-ctl -d /dev/video66 -c contrast=200 || fail "set contrast on the v4l2 camera"
+check "...a value set while idle waits: vivid's contrast is still $(viv_ctrl contrast)" \
+	test "$(viv_ctrl contrast)" != 200
+"$BIN/vctest" consume /dev/video66 -a -n 100000 -t 8 >"$RES/vividctl-consumer.log" 2>&1 &
+cons=$!
+wait_for 60 grep -q "camera vividctl: streaming " "$log" || fail "the vivid camera did not start"
+check "...and reaches vivid when the stream starts (contrast $(viv_ctrl contrast))" \
+	wait_for 10 test "$(viv_ctrl contrast)" = 200
+v4l2-ctl -d /dev/video66 -c brightness=77 || fail "set brightness on the v4l2 camera"
+bright77() { [ "$(viv_ctrl brightness)" = 77 ]; }
+check "...a value set while streaming reaches vivid at once (brightness $(sleep 1; viv_ctrl brightness))" \
+	wait_for 10 bright77
+check "...and the config's ctrl.saturation = 90 is vivid's ($(viv_ctrl saturation))" \
+	test "$(viv_ctrl saturation)" = 90
+wait $cons
 
 kill $daemon; wait $daemon
 check "viacamd stops cleanly" grep -q 'viacamd: stopped' "$log"
