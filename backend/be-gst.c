@@ -18,8 +18,9 @@
  * (v4l2src lists its device's), or else 640x480, 320x240, 1280x720 at 30 and 15 fps.
  *
  * The backend has its own clock: appsink's streaming thread signals an eventfd for every new
- * sample, and clock_fd() hands the session an epoll fd over that eventfd and a timerfd, so a
- * frame reaches the consumer when the source made it, not at the next tick of a timer.
+ * sample, and clock_fd() hands the session an epoll fd over that eventfd, the pipeline bus's
+ * fd and a timerfd, so a frame reaches the consumer when the source made it, not at the
+ * next tick of a timer.
  * produce() takes the newest sample without blocking.
  *
  * Failures: an error or end-of-stream on the pipeline's bus is reported once (frame->note)
@@ -106,7 +107,7 @@ struct gst_backend {
 	bool running;		/* PLAYING requested, no failure seen since */
 	GThread *worker;	/* makes every state change (worker()) */
 	GAsyncQueue *cmds;	/* CMD_* for the worker */
-	int efd;		/* eventfd: a sample or a bus message is waiting */
+	int efd;		/* eventfd: a sample is waiting */
 	int tfd;		/* timerfd: restart after a failure */
 	int epfd;		/* epoll over both: clock_fd() */
 	unsigned int backoff_ms;
@@ -142,15 +143,6 @@ static GstFlowReturn on_new_sample(GstAppSink *sink, gpointer data)
 	(void)sink;
 	kick(((struct gst_backend *)data)->efd);
 	return GST_FLOW_OK;
-}
-
-/* Any thread posting on the bus: wake the event loop for errors and end-of-stream. */
-static GstBusSyncReply on_bus_sync(GstBus *bus, GstMessage *msg, gpointer data)
-{
-	(void)bus;
-	if (GST_MESSAGE_TYPE(msg) & (GST_MESSAGE_ERROR | GST_MESSAGE_EOS))
-		kick(((struct gst_backend *)data)->efd);
-	return GST_BUS_PASS;
 }
 
 /* Sizes and rates the source's caps list (fixed values; ranges take the defaults inside). */
@@ -274,7 +266,9 @@ static int make_fds(struct gst_backend *b)
 
 static int build(struct gst_backend *b, struct vc_error *err)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
 	GError *gerr = NULL;
+	GPollFD pfd;
 	GstAppSinkCallbacks cb = { .new_sample = on_new_sample };
 	char *full;
 
@@ -299,7 +293,16 @@ static int build(struct gst_backend *b, struct vc_error *err)
 	g_object_set(b->sink, "max-buffers", 1, "drop", TRUE, "sync", TRUE, NULL);
 	gst_app_sink_set_callbacks(GST_APP_SINK(b->sink), &cb, b, NULL);
 	b->bus = gst_element_get_bus(b->pipe);
-	gst_bus_set_sync_handler(b->bus, on_bus_sync, b, NULL);
+	/*
+	 * The bus's own fd is readable while messages are queued (a sync handler would run
+	 * before the message is queued, and the loop could look too early). check_bus()
+	 * pops every message, so it does not stay readable.
+	 */
+	gst_bus_get_pollfd(b->bus, &pfd);
+	ev.data.fd = pfd.fd;
+	if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, pfd.fd, &ev) < 0)
+		return vc_err(err, b->line, -errno, "cannot watch the pipeline's bus: %s",
+			      strerror(errno));
 	return 0;
 }
 
@@ -637,9 +640,13 @@ static void check_bus(struct gst_backend *b, struct vc_frame *fr)
 {
 	GstMessage *msg;
 
-	while ((msg = gst_bus_pop_filtered(b->bus, GST_MESSAGE_ERROR | GST_MESSAGE_EOS))) {
+	while ((msg = gst_bus_pop(b->bus))) {	/* all of them: the bus fd is level-triggered */
 		bool eos = GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
 
+		if (!eos && GST_MESSAGE_TYPE(msg) != GST_MESSAGE_ERROR) {
+			gst_message_unref(msg);
+			continue;
+		}
 		if (b->running) {	/* else: the rest of a run already being stopped */
 			request(b, CMD_NULL);
 			b->running = false;
@@ -764,10 +771,8 @@ static void free_instance(struct gst_backend *b)
 		gst_object_unref(b->filter);
 	if (b->sink)
 		gst_object_unref(b->sink);
-	if (b->bus) {
-		gst_bus_set_sync_handler(b->bus, NULL, NULL, NULL);
+	if (b->bus)
 		gst_object_unref(b->bus);
-	}
 	if (b->info_caps)
 		gst_caps_unref(b->info_caps);
 	if (b->efd >= 0)
