@@ -16,15 +16,28 @@
  *   model_sensor_id = 7f a2 76 73     (model: what the sensor answers to MIDH MIDL PID VER)
  *
  * create() opens the transport and checks the sensor (powered only for that moment); the
- * engine and sensor run only between start() and stop(). Frames are found by polling the
+ * engine and sensor run only between start() and stop().
+ *
+ * One sensor, several instances: a reload makes a new instance while the old one streams,
+ * and `viacamd --check` is another process. The sensor's check resets it (COM7), which would
+ * undo a running stream's settings. So start() takes an exclusive flock on
+ * VIA_LOCK_DIR/via-i2c-MAJ-MIN.lock (the sensor bus's device number) until stop(), and
+ * create() skips the sensor check when that lock is held (the sensor is then known to be
+ * there). The model without a bus has no shared chip and no lock. Without the directory (no
+ * viacamd runs: its RuntimeDirectory) nothing can be streaming, and nothing is locked. Frames are found by polling the
  * engine's status (INTCTRL.EAV) in produce() and copied out of VRAM by the CPU.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <linux/videodev2.h>
 
@@ -38,6 +51,10 @@
 
 enum via_transport { T_MODEL, T_PCI, T_DRM };
 
+#ifndef VIA_LOCK_DIR
+#define VIA_LOCK_DIR "/run/viacamd"	/* viacamd.service's RuntimeDirectory */
+#endif
+
 struct via_backend {
 	struct via_io io;
 	bool io_open;
@@ -47,6 +64,7 @@ struct via_backend {
 	struct via_engine eng;
 	bool started;
 	bool model_error_logged;
+	int lock_fd;		/* the sensor's lock file while started (else -1) */
 	uint32_t sizes[VC_MAX_MODES][2];
 	size_t nsizes;
 };
@@ -81,6 +99,35 @@ static void port_enable(struct via_io *io)
 {
 	io->ops->sr_write(io, 0x78, (uint8_t)(io->ops->sr_read(io, 0x78) & ~0x80));
 	io->ops->sr_write(io, 0x1e, (uint8_t)(io->ops->sr_read(io, 0x1e) | 0xc0));
+}
+
+/*
+ * The sensor's lock file, opened (created), or -1: no shared sensor (the model's own), or no
+ * lock directory.
+ */
+static int open_lock(const struct via_backend *b)
+{
+	struct stat st;
+	char path[128];
+
+	if (b->io.i2c_fd < 0 || fstat(b->io.i2c_fd, &st) < 0)
+		return -1;
+	snprintf(path, sizeof(path), VIA_LOCK_DIR "/via-i2c-%u-%u.lock", major(st.st_rdev),
+		 minor(st.st_rdev));
+	return open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+/* Whether an instance (of any process) streams from this sensor now. */
+static bool sensor_busy(const struct via_backend *b)
+{
+	int fd = open_lock(b);
+	bool busy;
+
+	if (fd < 0)
+		return false;
+	busy = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
 }
 
 static int open_transport(struct via_backend *b, const struct vc_backend_conf *conf,
@@ -144,6 +191,8 @@ static int open_transport(struct via_backend *b, const struct vc_backend_conf *c
 			r = via_i2c_open(&b->io, bus->value, smbus, "");
 			if (r < 0)
 				return vc_err(err, bus->line, r, "%s", b->io.error);
+			/* The model is the chip: powering it on again would reset a running one. */
+			mc.chip_running = sensor_busy(b);
 		}
 		r = via_model_open(&b->io, &mc);
 		if (r < 0) {
@@ -209,6 +258,12 @@ static int via_create(const struct vc_backend_conf *conf, void **ret, struct vc_
 		free(b);
 		return r;
 	}
+	b->lock_fd = -1;
+	/* A sensor another instance streams from is there, and its check would reset it. */
+	if (sensor_busy(b)) {
+		*ret = b;
+		return 0;
+	}
 	/* Is the sensor there? (powered just for the check, as the kernel driver does) */
 	port_enable(&b->io);
 	if (b->olpc_power)
@@ -264,6 +319,14 @@ static int via_start(void *priv, const struct vc_mode *mode, struct vc_error *er
 	struct via_backend *b = priv;
 	int r;
 
+	b->lock_fd = open_lock(b);
+	if (b->lock_fd >= 0 && flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		close(b->lock_fd);
+		b->lock_fd = -1;
+		return vc_err(err, 0, -EBUSY,
+			      "the sensor on %s is streaming for another camera of viacamd",
+			      b->io.i2c_name);
+	}
 	b->st.rgb565 = mode->pixelformat == V4L2_PIX_FMT_RGB565;
 	b->st.fps = mode->interval_num ? mode->interval_den / mode->interval_num : 30;
 	port_enable(&b->io);
@@ -287,6 +350,9 @@ static int via_start(void *priv, const struct vc_mode *mode, struct vc_error *er
 fail:
 	if (b->olpc_power)
 		sensor_power(&b->io, false);
+	if (b->lock_fd >= 0)
+		close(b->lock_fd);
+	b->lock_fd = -1;
 	return r;
 }
 
@@ -321,6 +387,9 @@ static void via_stop(void *priv)
 	if (b->olpc_power)
 		sensor_power(&b->io, false);
 	b->started = false;
+	if (b->lock_fd >= 0)	/* the sensor is free for another instance's check */
+		close(b->lock_fd);
+	b->lock_fd = -1;
 }
 
 static int via_set_ctrl(void *priv, uint32_t id, int64_t value)

@@ -680,7 +680,7 @@ int via_model_open(struct via_io *io, const struct via_model_conf *conf)
 		goto fail;
 	}
 	if (m->conf.use_i2c) {
-		r = bus_reset(m);
+		r = m->conf.chip_running ? 0 : bus_reset(m);
 		if (r < 0) {
 			snprintf(io->error, sizeof(io->error), "model: %s", m->first);
 			free(io->vram);

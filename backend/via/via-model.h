@@ -94,6 +94,8 @@ struct via_model_conf {
 	bool sensor_absent;	/* nothing answers at 0x21: sensor accesses fail with -ENXIO */
 	bool olpc_power;	/* the sensor answers only while SR2C powers it (see above) */
 	bool use_i2c;		/* the chip is the i2c-stub behind io->i2c_fd */
+	bool chip_running;	/* use_i2c: the chip is powered and in use (another instance
+				 * streams from it): open does not write its power-on values */
 	uint64_t (*clock)(void *data);	/* ns; NULL = via_now_ns() (tests inject a fake) */
 	void *clock_data;
 };

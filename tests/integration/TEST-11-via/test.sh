@@ -50,6 +50,22 @@ capture YUYV 640 480 /tmp/hflip.raw 3 -c horizontal_flip=1 >/dev/null
 check "horizontal_flip=1 mirrors the frames like the model's reference" \
 	"$BIN/vcpix" --via /tmp/hflip.raw YUYV 640 480 -c horizontal_flip=1
 check "...which the unflipped reference does not match" not "$BIN/vcpix" --via /tmp/hflip.raw YUYV 640 480
+# Checking a config (or a reload making a new instance) while the camera streams must not
+# touch the sensor it streams from: before, create()'s probe reset the OV7670 (COM7) and the
+# stream lost its settings (here: the mirror).
+mkdir -p /run/viacamd
+n0=$(grep -c 'camera via: streaming ' "$log")
+capture YUYV 320 240 /tmp/during.raw 90 -c horizontal_flip=1 >"$RES/during.log" &
+stream=$!
+streaming_again() { [ "$(grep -c 'camera via: streaming ' "$log")" -gt "$n0" ]; }
+wait_for 30 streaming_again || fail "the camera did not stream"
+sleep 1
+"$BIN/viacamd" --check -c $conf >"$RES/check-during.log" 2>&1
+check "viacamd --check passes while the camera streams ($(tail -n1 "$RES/check-during.log"))" test $? = 0
+wait $stream
+check "...and leaves the streaming sensor alone: the last frame is still mirrored" \
+	"$BIN/vcpix" --via /tmp/during.raw YUYV 320 240 -c horizontal_flip=1
+v4l2-ctl -d $cap -c horizontal_flip=0
 capture YUYV 640 480 /tmp/vflip.raw 3 -c horizontal_flip=0,vertical_flip=1 >/dev/null
 check "vertical_flip=1 too" "$BIN/vcpix" --via /tmp/vflip.raw YUYV 640 480 -c vertical_flip=1
 capture YUYV 320 240 /tmp/bars.raw 3 -c vertical_flip=0,test_pattern=2 >/dev/null
