@@ -67,7 +67,7 @@ VIA_SRC := backend/via/be-via.c backend/via/via-engine.c backend/via/ov7670.c \
 BACKENDS_SRC := backend/backends.c backend/text.c backend/pattern.c backend/be-pattern.c \
 	backend/y4m.c backend/be-file.c backend/be-v4l2.c backend/be-gst.c $(VIA_SRC)
 DAEMON_SRC := backend/viacamd.c backend/daemon.c backend/config.c backend/session.c \
-	backend/convert.c \
+	backend/offer.c backend/convert.c \
 	tools/common/ctrlname.c \
 	$(BACKENDS_SRC)
 
@@ -133,9 +133,14 @@ test-via_SRC := $(BACKENDS_SRC)
 test-via_LIBS := $(LIBS_BACKENDS)
 test-gst_SRC := $(BACKENDS_SRC)
 test-gst_LIBS := $(LIBS_BACKENDS)
-test-daemon_SRC := backend/daemon.c backend/session.c backend/config.c backend/convert.c \
-	tools/common/ctrlname.c $(BACKENDS_SRC)
+test-daemon_SRC := backend/daemon.c backend/session.c backend/offer.c backend/config.c \
+	backend/convert.c tools/common/ctrlname.c $(BACKENDS_SRC)
 test-daemon_LIBS := $(LIBS_DAEMON)
+# The offer without a backend instance: offer.c, with config.c for the messages (and what
+# config.c links: the backend registry) and convert.c for what libv4lconvert makes.
+test-offer_SRC := backend/offer.c backend/convert.c backend/config.c tools/common/ctrlname.c \
+	$(BACKENDS_SRC)
+test-offer_LIBS := -linih $(LIBS_BACKENDS)
 .SECONDEXPANSION:
 $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS) | pkgcheck
 	@mkdir -p $(@D)
@@ -152,7 +157,8 @@ FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined 
 fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 # The session's event handling: session.c built with the shim that sends its ioctl(), open(),
 # mmap() and munmap() to the target's stand-in for the bridge (tests/fuzz/fuzz-session.c).
-fuzz-session_SRC := backend/config.c backend/convert.c tools/common/ctrlname.c $(BACKENDS_SRC)
+fuzz-session_SRC := backend/offer.c backend/config.c backend/convert.c tools/common/ctrlname.c \
+	$(BACKENDS_SRC)
 fuzz-session_LIBS := $(LIBS_DAEMON)
 $(BUILD)/fuzz/fuzz-session: tests/fuzz/fuzz-session.c tests/fuzz/fuzz-session-shim.h \
 		backend/session.c $(fuzz-session_SRC) $(HDRS)

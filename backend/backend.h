@@ -129,7 +129,8 @@ struct vc_backend_ops {
 
 	/*
 	 * describe: append every mode the backend produces natively to @modes. Returns 0 or a
-	 * negative errno. The session adds converted formats and filters by the config.
+	 * negative errno. The session adds converted formats and filters by the config
+	 * (offer.c).
 	 */
 	int (*describe)(void *priv, struct vc_modes *modes);
 

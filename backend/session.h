@@ -12,40 +12,17 @@
 
 #include "backend.h"
 #include "config.h"
-
-/* One offered tuple and how the session makes it: a native mode, converted or not. */
-struct vc_offer {
-	struct viacam_format fmt;
-	size_t native;		/* index into vc_prepared.native */
-	bool convert;
-};
+#include "offer.h"
 
 /*
- * A backend instance made from a camera section, with everything derived from it: its
- * native modes, the offer (filtered by the section, plus conversions), its controls with the
- * section's defaults. Made while a configuration is checked, before any of it is applied.
+ * Makes @cc's backend: create(), describe(), controls(), then the offer (vc_offer_build())
+ * and the section's control defaults. Problems go to @msgs as "PATH:LINE: camera NAME:
+ * reason".
  */
-struct vc_prepared {
-	const struct vc_backend_ops *ops;
-	void *priv;
-	struct vc_modes native;
-	struct vc_offer offers[VC_MAX_MODES];
-	size_t noffers;
-	struct viacam_ctrl ctrls[VC_MAX_CTRLS];
-	size_t nctrls;
-};
-
-/* Makes @cc's backend. Problems go to @msgs as "PATH:LINE: camera NAME: reason". */
 int vc_prepare(const struct vc_cam_conf *cc, const char *path, struct vc_prepared **ret,
 	       struct vc_msgs *msgs);
 void vc_prepared_free(struct vc_prepared *p);
 
-/*
- * The offer of @p that makes pixelformat @f at @w x @h with frame interval @num/@den
- * seconds, or NULL (also for a zero interval).
- */
-const struct vc_offer *vc_offer_find(const struct vc_prepared *p, uint32_t f, uint32_t w,
-				     uint32_t h, uint32_t num, uint32_t den);
 struct vc_session;
 
 /*
