@@ -48,12 +48,16 @@ UNITDIR ?= $(LIBDIR_SYS)/systemd/system
 UDEVRULESDIR ?= $(LIBDIR_SYS)/udev/rules.d
 MODPROBEDIR ?= $(LIBDIR_SYS)/modprobe.d
 MODULESLOADDIR ?= $(LIBDIR_SYS)/modules-load.d
-VERSION := $(shell sed -nE 's/^\#define VIACAM_VERSION "(.*)"$$/\1/p' tools/common/version.h)
+VERSION := $(shell sed -nE 's/^\#define VIACAM_VERSION "(.*)"$$/\1/p' lib/version.h)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # The libraries (Debian's -dev packages, scripts/deps.sh). A missing one stops the build with
 # pkg-config's own message (target pkgcheck), not with a compiler error about a header.
 PKGS := libv4l2 libv4lconvert libdrm libsystemd inih gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0
-INCLUDES := -Itools/common -Ikmod/uapi -Ibackend -Ibackend/via \
+# The sources: lib/ (what the daemon and the tools share), backend/ (the ops table and the
+# registry), backend/core/ (the daemon), one folder per backend, tools/.
+SRCDIRS := lib backend backend/core backend/pattern backend/file backend/v4l2 backend/gst \
+	backend/pipewire backend/via tools/common
+INCLUDES := -Ikmod/uapi $(addprefix -I,$(SRCDIRS)) \
 	$(shell pkg-config --cflags libdrm gstreamer-app-1.0 gstreamer-video-1.0 2>/dev/null) \
 	-DVIACAM_SYSCONFDIR='"$(SYSCONFDIR)"'
 LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert libdrm gstreamer-app-1.0 gstreamer-video-1.0 2>/dev/null) -lm
@@ -64,17 +68,18 @@ LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih 2>/dev/null) $(LIBS_BAC
 VIA_SRC := backend/via/be-via.c backend/via/via-engine.c backend/via/ov7670.c \
 	backend/via/via-io.c backend/via/via-i2c.c backend/via/via-pci.c backend/via/via-drm.c \
 	backend/via/via-model.c
-BACKENDS_SRC := backend/backends.c backend/text.c backend/pattern.c backend/be-pattern.c \
-	backend/y4m.c backend/be-file.c backend/be-v4l2.c backend/be-gst.c $(VIA_SRC)
-DAEMON_SRC := backend/viacamd.c backend/daemon.c backend/config.c backend/session.c \
-	backend/offer.c backend/convert.c \
-	tools/common/ctrlname.c \
+BACKENDS_SRC := backend/backends.c lib/text.c backend/pattern/pattern.c \
+	backend/pattern/be-pattern.c backend/file/y4m.c backend/file/be-file.c \
+	backend/v4l2/be-v4l2.c backend/gst/be-gst.c backend/pipewire/be-pipewire.c $(VIA_SRC)
+CORE := backend/core
+DAEMON_SRC := $(CORE)/viacamd.c $(CORE)/daemon.c $(CORE)/config.c $(CORE)/session.c \
+	$(CORE)/offer.c $(CORE)/convert.c lib/ctrlname.c lib/statefile.c \
 	$(BACKENDS_SRC)
 
 KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then echo $$d; \
 	else tools/vm/kernels.sh kdir $(KERNEL) 2>/dev/null; fi)
 
-HDRS := $(wildcard tools/common/*.h backend/*.h backend/via/*.h kmod/uapi/*.h)
+HDRS := $(wildcard $(addsuffix /*.h,$(SRCDIRS)) kmod/uapi/*.h)
 PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
@@ -102,7 +107,7 @@ pkgcheck:
 		exit 1; }
 $(eval $(call prog,logscan,tools/vm/logscan-main.c tools/common/logscan.c,))
 $(eval $(call prog,viacamd,$(DAEMON_SRC),$(LIBS_DAEMON)))
-$(eval $(call prog,viacamctl,tools/viacamctl.c tools/common/ctrlname.c backend/text.c,))
+$(eval $(call prog,viacamctl,tools/viacamctl.c lib/ctrlname.c lib/text.c lib/statefile.c,))
 $(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
 $(eval $(call prog,vcpix,tests/guest/vcpix.c $(BACKENDS_SRC),$(LIBS_BACKENDS)))
 $(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
@@ -115,10 +120,10 @@ $(BUILD)/host/vccompat32: tests/guest/vccompat.c $(HDRS)
 # Unit tests (cmocka), always with the sanitizers. Each links the sources it tests
 # (test-NAME_SRC).
 test-logscan_SRC := tools/common/logscan.c
-test-ctrlname_SRC := tools/common/ctrlname.c
-test-config_SRC := backend/config.c tools/common/ctrlname.c $(BACKENDS_SRC)
+test-ctrlname_SRC := lib/ctrlname.c
+test-config_SRC := $(CORE)/config.c lib/ctrlname.c $(BACKENDS_SRC)
 test-config_LIBS := -linih $(LIBS_BACKENDS)
-test-convert_SRC := backend/convert.c $(BACKENDS_SRC)
+test-convert_SRC := $(CORE)/convert.c $(BACKENDS_SRC)
 test-convert_LIBS := $(LIBS_BACKENDS)
 test-pattern_SRC := $(BACKENDS_SRC)
 test-pattern_LIBS := $(LIBS_BACKENDS)
@@ -131,14 +136,15 @@ test-via-model_SRC := backend/via/via-model.c backend/via/via-io.c backend/via/v
 test-via-model_LIBS := -lm
 test-via_SRC := $(BACKENDS_SRC)
 test-via_LIBS := $(LIBS_BACKENDS)
+test-statefile_SRC := lib/statefile.c
 test-gst_SRC := $(BACKENDS_SRC)
 test-gst_LIBS := $(LIBS_BACKENDS)
-test-daemon_SRC := backend/daemon.c backend/session.c backend/offer.c backend/config.c \
-	backend/convert.c tools/common/ctrlname.c $(BACKENDS_SRC)
+test-daemon_SRC := $(CORE)/daemon.c $(CORE)/session.c $(CORE)/offer.c $(CORE)/config.c lib/statefile.c \
+	$(CORE)/convert.c lib/ctrlname.c $(BACKENDS_SRC)
 test-daemon_LIBS := $(LIBS_DAEMON)
 # The offer without a backend instance: offer.c, with config.c for the messages (and what
 # config.c links: the backend registry) and convert.c for what libv4lconvert makes.
-test-offer_SRC := backend/offer.c backend/convert.c backend/config.c tools/common/ctrlname.c \
+test-offer_SRC := $(CORE)/offer.c $(CORE)/convert.c $(CORE)/config.c lib/ctrlname.c \
 	$(BACKENDS_SRC)
 test-offer_LIBS := -linih $(LIBS_BACKENDS)
 .SECONDEXPANSION:
@@ -149,22 +155,22 @@ $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(HDRS) | pkgchec
 # libFuzzer targets (clang): the config and Y4M parsers, a session's event handling.
 # tests/harness/test-fuzz-parsers.sh runs each for a short while in `make check`.
 FUZZ_TARGETS := fuzz-config fuzz-y4m fuzz-session
-fuzz-config_SRC := backend/config.c tools/common/ctrlname.c $(BACKENDS_SRC)
+fuzz-config_SRC := $(CORE)/config.c lib/ctrlname.c $(BACKENDS_SRC)
 fuzz-config_LIBS := -linih $(LIBS_BACKENDS)
-fuzz-y4m_SRC := backend/y4m.c backend/text.c
+fuzz-y4m_SRC := backend/file/y4m.c lib/text.c
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all
 fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 # The session's event handling: session.c built with the shim that sends its ioctl(), open(),
 # mmap() and munmap() to the target's stand-in for the bridge (tests/fuzz/fuzz-session.c).
-fuzz-session_SRC := backend/offer.c backend/config.c backend/convert.c tools/common/ctrlname.c \
+fuzz-session_SRC := $(CORE)/offer.c $(CORE)/config.c $(CORE)/convert.c lib/ctrlname.c \
 	$(BACKENDS_SRC)
 fuzz-session_LIBS := $(LIBS_DAEMON)
 $(BUILD)/fuzz/fuzz-session: tests/fuzz/fuzz-session.c tests/fuzz/fuzz-session-shim.h \
-		backend/session.c $(fuzz-session_SRC) $(HDRS)
+		$(CORE)/session.c $(fuzz-session_SRC) $(HDRS)
 	@mkdir -p $(@D)
 	clang $(FUZZ_FLAGS) $(INCLUDES) -include tests/fuzz/fuzz-session-shim.h -c \
-		-o $@-session.o backend/session.c
+		-o $@-session.o $(CORE)/session.c
 	clang $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $@-session.o $(fuzz-session_SRC) \
 		$(fuzz-session_LIBS)
 fuzz-parsers-nightly: fuzz

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "text.h"
 #include "viacam.h"
 
 #define VC_BACKEND_ABI 2	/* bump when an op changes meaning; sessions refuse other values */
@@ -199,8 +200,7 @@ bool vc_interval_ok(uint32_t num, uint32_t den);
 uint32_t vc_bytesperline(uint32_t pixelformat, uint32_t width);
 uint32_t vc_sizeimage(uint32_t pixelformat, uint32_t width, uint32_t height);
 
-/* "YUYV", ... from a fourcc into @buf (5 bytes). */
-const char *vc_fourcc_str(uint32_t fourcc, char buf[5]);
+/* vc_fourcc_str() ("YUYV" from a fourcc) is in lib/text.h, shared with the tools. */
 
 /* Backend-key helpers for create(): the value of @key or NULL. */
 const struct vc_kv *vc_conf_key(const struct vc_backend_conf *conf, const char *key);

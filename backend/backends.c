@@ -152,13 +152,3 @@ uint32_t vc_sizeimage(uint32_t pixelformat, uint32_t width, uint32_t height)
 	}
 }
 
-const char *vc_fourcc_str(uint32_t fourcc, char buf[5])
-{
-	for (int i = 0; i < 4; i++) {
-		char c = (char)((fourcc >> (8 * i)) & 0xff);
-
-		buf[i] = (c >= 32 && c < 127) ? c : '?';
-	}
-	buf[4] = 0;
-	return buf;
-}

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "ctrlname.h"
+#include "statefile.h"
 #include "text.h"
 #include "version.h"
 #include "viacam.h"
@@ -124,68 +125,40 @@ static int parse_u32(const char *s, const char *what, uint32_t *ret)
 	return parse_num(s, what, UINT32_MAX, ret);
 }
 
-static const char *fourcc(uint32_t f, char buf[5])
-{
-	for (int i = 0; i < 4; i++) {
-		char c = (char)((f >> (8 * i)) & 0xff);
+/* viacamd's state file (lib/statefile.h), read afresh each time. */
+static struct vc_state state;
 
-		buf[i] = (c >= 32 && c < 127) ? c : '.';
-	}
-	buf[4] = '\0';
-	return buf;
-}
-
-/* viacamd's state file: the backend serving camera @id ("-" when none), its pid. */
+/* The backend serving camera @id ("-" when none). */
 static const char *state_source(uint32_t id, char *buf, size_t len)
 {
-	char line[256], name[64], backend[64];
-	unsigned int cid;
-	FILE *f = fopen(arg_state, "re");
+	const char *name = NULL, *backend;
 
-	snprintf(buf, len, "-");
-	if (!f)
-		return buf;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "camera %63s %u %63s", name, &cid, backend) == 3 && cid == id)
-			snprintf(buf, len, "viacamd:%s:%s", name, backend);
-	fclose(f);
+	vc_state_read(arg_state, &state);
+	backend = vc_state_backend_of(&state, id, &name);
+	if (backend)
+		snprintf(buf, len, "viacamd:%s:%s", name, backend);
+	else
+		snprintf(buf, len, "-");
 	return buf;
 }
 
 static int state_pid(void)
 {
-	char line[256];
-	int pid = -1, p;
-	FILE *f = fopen(arg_state, "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "pid %d", &p) == 1)
-			pid = p;
-	fclose(f);
-	return pid;
+	vc_state_read(arg_state, &state);
+	return state.pid;
 }
 
 /* viacamd's reload counters and the first problem of its last rejected reload. */
 static bool state_reloads(unsigned long *applied, unsigned long *rejected, char *why, size_t len)
 {
-	char line[512];
-	bool found = false;
-	FILE *f = fopen(arg_state, "re");
-
+	vc_state_read(arg_state, &state);
 	if (why && len)
-		why[0] = 0;
-	if (!f)
+		snprintf(why, len, "%s", state.rejected_why);
+	if (!state.have_reloads)
 		return false;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "reloads %lu %lu", applied, rejected) == 2)
-			found = true;
-		else if (why && !strncmp(line, "rejected-because ", 17))
-			snprintf(why, len, "%.*s", (int)strcspn(line + 17, "\n"), line + 17);
-	}
-	fclose(f);
-	return found;
+	*applied = state.reloads_applied;
+	*rejected = state.reloads_rejected;
+	return true;
 }
 
 static void print_camera(const struct viacam_camera *c, int verbose)
@@ -198,7 +171,7 @@ static void print_camera(const struct viacam_camera *c, int verbose)
 	       " out=%" PRIu64 " dropped=%" PRIu64 " repeated=%" PRIu64 "\t%s\n",
 	       c->id, c->capture_nr, c->backend_nr, label,
 	       (c->state & VIACAM_STATE_CAPTURE_STREAMING) ? "streaming" : "idle",
-	       fourcc(c->pixelformat, fcc), c->width, c->height,
+	       vc_fourcc_str(c->pixelformat, fcc), c->width, c->height,
 	       c->interval_num ? (double)c->interval_den / c->interval_num : 0.0,
 	       c->consumers, (uint64_t)c->frames_in, (uint64_t)c->frames_out,
 	       (uint64_t)c->frames_dropped, (uint64_t)c->frames_repeated,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * fuzz-session-shim.h - included (clang -include) before backend/session.c when it is built
+ * fuzz-session-shim.h - included (clang -include) before backend/core/session.c when it is built
  * for tests/fuzz/fuzz-session.c: the session's calls of ioctl(), open(), mmap() and munmap()
  * go to that target's stand-in for the bridge. The system headers come first, so that only
  * calls are renamed; function-like macros leave fields named "open" alone.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * fuzz-session.c - libFuzzer target: a viacamd session (backend/session.c) driven by any
+ * fuzz-session.c - libFuzzer target: a viacamd session (backend/core/session.c) driven by any
  * sequence of what the bridge may tell it: stream start/stop with a valid or an arbitrary
  * mode, consumer counts, control values, interval changes, unknown events, interleaved with
  * frame slots and configuration swaps, while the bridge's ioctls fail now and then (EBUSY,

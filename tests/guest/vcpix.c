@@ -6,7 +6,7 @@
  *
  * FILE holds raw frames as a client captured them (v4l2-ctl --stream-to, ffmpeg -f rawvideo);
  * frame FRAME (default: the last one) is compared on a grid of 48 points with what
- * backend/pattern.c says the scene is for the given pattern and controls (-c brightness=20,
+ * backend/pattern/pattern.c says the scene is for the given pattern and controls (-c brightness=20,
  * -c horizontal_flip=1, ...). Points under the frame counter are skipped, and a point may
  * show the moving box instead. FOURCC: YUYV, NV12 and YU12 compare Y'CbCr exactly; RGB3
  * compares with libv4lconvert's full-range conversion within +-24 per channel.

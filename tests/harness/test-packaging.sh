@@ -19,7 +19,7 @@ ok=1
 bad() { echo "NOT OK: $*"; ok=0; }
 good() { echo "ok: $*"; }
 cd "$src" || exit 1
-ver=$(sed -nE 's/^#define VIACAM_VERSION "(.*)"$/\1/p' tools/common/version.h)
+ver=$(sed -nE 's/^#define VIACAM_VERSION "(.*)"$/\1/p' lib/version.h)
 
 # --- Build (tools/build-debs.sh: a copy of the tree, dpkg-buildpackage -us -uc).
 if "$src/tools/build-debs.sh" "$work"; then
@@ -31,7 +31,7 @@ fi
 cd "$work/src" || exit 1
 dver=$(dpkg-parsechangelog -l viacam/debian/changelog -S Version)
 [ "$dver" = "$ver" ] && good "debian/changelog and version.h agree ($ver)" ||
-	bad "debian/changelog says $dver, tools/common/version.h $ver"
+	bad "debian/changelog says $dver, lib/version.h $ver"
 changes=$(ls viacam_*_*.changes 2>/dev/null | head -n1)
 [ -n "$changes" ] || { bad "no .changes file"; exit 1; }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * test-offer.c - the offer a camera declares to the bridge, computed from a config section
- * and a backend's native modes (backend/offer.c). No backend instance and no bridge: the
+ * and a backend's native modes (backend/core/offer.c). No backend instance and no bridge: the
  * modes and sections are made by hand, and each test checks the exact tuples that come out,
  * in their order, with the native mode each is made from and whether it is converted.
  */

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "../../backend/backend.h"
-#include "../../backend/pattern.h"
+#include "../../backend/pattern/pattern.h"
 
 /* backends.c's registry names every backend; the ones this test does not link are dummies. */
 __attribute__((weak)) const struct vc_backend_ops vc_backend_file = { .name = "file" };

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "../../backend/backend.h"
-#include "../../backend/y4m.h"
+#include "../../backend/file/y4m.h"
 
 /* backends.c's registry names every backend; the ones this test does not link are dummies. */
 __attribute__((weak)) const struct vc_backend_ops vc_backend_pattern = { .name = "pattern" };

@@ -113,3 +113,14 @@ char *vc_escape(char *dst, size_t size, const char *src, size_t len)
 	dst[out] = 0;
 	return dst;
 }
+
+const char *vc_fourcc_str(uint32_t fourcc, char buf[5])
+{
+	for (int i = 0; i < 4; i++) {
+		char c = (char)((fourcc >> (8 * i)) & 0xff);
+
+		buf[i] = (c >= 32 && c < 127) ? c : '?';
+	}
+	buf[4] = 0;
+	return buf;
+}

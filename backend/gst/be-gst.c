@@ -29,14 +29,10 @@
  * reported failure is reported as a recovery and resets the delay. End-of-stream restarts the
  * description from the beginning (a file loops); it is reported only the first time.
  *
- * The "pipewire" backend is this backend with the description "pipewiresrc
- * target-object=TARGET": any PipeWire video source (a camera only PipeWire reaches, a
- * pipewiresink in provide mode, a portal's screencast node) becomes a /dev/videoN for V4L2
- * applications. Keys: target = node.name or object.serial (required); remote = the absolute
- * path of a PipeWire socket (e.g. a desktop user's /run/user/1000/pipewire-0, for viacamd as
- * a system service); without it pipewiresrc finds PipeWire as every client does
- * (PIPEWIRE_REMOTE, XDG_RUNTIME_DIR). With a remote, each start connects a new socket for
- * pipewiresrc's "fd", kept open until the pipeline is NULL. No caps are probed at create.
+ * The "pipewire" backend (backend/pipewire/) is this backend with the description
+ * "pipewiresrc target-object=TARGET", through gst-source.h. With its remote key, each start
+ * connects a new socket to that PipeWire for pipewiresrc's "fd", kept open until the
+ * pipeline is NULL.
  *
  * Threads: GStreamer's streaming threads touch only the eventfd (write) and the appsink's own
  * queue. The instance's worker thread makes every state change (elements may wait in one, up
@@ -61,6 +57,7 @@
 #include <linux/videodev2.h>
 
 #include "backend.h"
+#include "gst-source.h"
 
 #define BACKOFF_FIRST_MS 500
 #define BACKOFF_MAX_MS 8000
@@ -118,7 +115,6 @@ struct gst_backend {
 };
 
 static const char *const gst_keys[] = { "pipeline", NULL };
-static const char *const pw_keys[] = { "target", "remote", NULL };
 
 static GstVideoFormat gst_format(uint32_t fourcc)
 {
@@ -241,9 +237,8 @@ static void probe(struct gst_backend *b, uint32_t sizes[][2], size_t *nsizes,
 	gst_bus_set_flushing(b->bus, FALSE);
 }
 
-static void gst_release(void *priv);
 static gpointer worker(gpointer data);
-extern const struct vc_backend_ops vc_backend_gst, vc_backend_pipewire;
+extern const struct vc_backend_ops vc_backend_gst;
 static void free_instance(struct gst_backend *b);
 
 static int make_fds(struct gst_backend *b)
@@ -307,7 +302,7 @@ static int build(struct gst_backend *b, struct vc_error *err)
 }
 
 /* An instance for the source description @desc (from the key on line @line). */
-static int create_desc(const struct vc_backend_conf *conf, const char *desc, int line,
+int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int line,
 		       const char *remote, bool probe_caps, const struct vc_backend_ops *ops,
 		       void **ret, struct vc_error *err)
 {
@@ -408,7 +403,7 @@ static int create_desc(const struct vc_backend_conf *conf, const char *desc, int
 	*ret = b;
 	return 0;
 fail:
-	gst_release(b);
+	vc_gst_release(b);
 	return r;
 }
 
@@ -419,43 +414,10 @@ static int gst_create(const struct vc_backend_conf *conf, void **ret, struct vc_
 	if (!kv || !kv->value[0])
 		return vc_err(err, kv ? kv->line : 0, -EINVAL,
 			      "missing key 'pipeline' (a GStreamer source, e.g. videotestsrc)");
-	return create_desc(conf, kv->value, kv->line, NULL, true, &vc_backend_gst, ret, err);
+	return vc_gst_create_desc(conf, kv->value, kv->line, NULL, true, &vc_backend_gst, ret, err);
 }
 
-/*
- * The pipewire backend: pipewiresrc of one PipeWire node, by name or serial (target). Its
- * own key check; the rest is the gst backend's.
- */
-static int pw_create(const struct vc_backend_conf *conf, void **ret, struct vc_error *err)
-{
-	const struct vc_kv *target = vc_conf_key(conf, "target");
-	const struct vc_kv *remote = vc_conf_key(conf, "remote");
-	char *desc;
-	int r;
-
-	if (!target || !target->value[0])
-		return vc_err(err, target ? target->line : 0, -EINVAL,
-			      "missing key 'target' (the PipeWire node to show: its node.name or object.serial; pw-cli ls Node lists them)");
-	/* The name goes into a gst-launch description between quotes. */
-	for (const char *c = target->value; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\' || *c == 0x7f)
-			return vc_err(err, target->line, -EINVAL,
-				      "target: a node name without quotes, backslashes or control characters");
-	if (remote && (remote->value[0] != '/' ||
-		       strlen(remote->value) >= sizeof(((struct sockaddr_un *)0)->sun_path)))
-		return vc_err(err, remote->line, -EINVAL,
-			      "remote: the absolute path of a PipeWire socket, e.g. /run/user/1000/pipewire-0");
-	desc = g_strdup_printf("pipewiresrc name=vc_pw target-object=\"%s\" client-name=viacamd",
-			       target->value);
-	/* No probe: PipeWire is not asked before a consumer streams (it may not run yet, at
-	 * boot), and pipewiresrc knows no caps before it negotiates. */
-	r = create_desc(conf, desc, target->line, remote ? remote->value : NULL, false,
-			&vc_backend_pipewire, ret, err);
-	g_free(desc);
-	return r;
-}
-
-static int gst_describe(void *priv, struct vc_modes *modes)
+int vc_gst_describe(void *priv, struct vc_modes *modes)
 {
 	struct gst_backend *b = priv;
 
@@ -593,7 +555,7 @@ static void error_text(GstMessage *msg, char *buf, size_t len)
 	g_free(dbg);
 }
 
-static int gst_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
+int vc_gst_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
 {
 	struct gst_backend *b = priv;
 	GstVideoFormat f = gst_format(mode->pixelformat);
@@ -621,7 +583,7 @@ static int gst_start(void *priv, const struct vc_mode *mode, struct vc_error *er
 	return 0;
 }
 
-static void gst_stop(void *priv)
+void vc_gst_stop(void *priv)
 {
 	struct gst_backend *b = priv;
 	struct itimerspec off = { 0 };
@@ -713,7 +675,7 @@ out:
 	return o;
 }
 
-static int gst_produce(void *priv, struct vc_frame *fr)
+int vc_gst_produce(void *priv, struct vc_frame *fr)
 {
 	struct gst_backend *b = priv;
 	GstSample *sample = NULL, *next;
@@ -750,7 +712,7 @@ static int gst_produce(void *priv, struct vc_frame *fr)
 	return 0;
 }
 
-static int gst_clock_fd(void *priv)
+int vc_gst_clock_fd(void *priv)
 {
 	return ((struct gst_backend *)priv)->epfd;
 }
@@ -790,7 +752,7 @@ static void free_instance(struct gst_backend *b)
  * for an element that is still in a state change (pipewiresrc waits up to 30 s for a node
  * that does not exist).
  */
-static void gst_release(void *priv)
+void vc_gst_release(void *priv)
 {
 	struct gst_backend *b = priv;
 
@@ -814,24 +776,10 @@ const struct vc_backend_ops vc_backend_gst = {
 	.summary = "any GStreamer source description (converted, scaled and rated by GStreamer)",
 	.keys = gst_keys,
 	.create = gst_create,
-	.describe = gst_describe,
-	.start = gst_start,
-	.produce = gst_produce,
-	.stop = gst_stop,
-	.clock_fd = gst_clock_fd,
-	.release = gst_release,
-};
-
-const struct vc_backend_ops vc_backend_pipewire = {
-	.abi = VC_BACKEND_ABI,
-	.name = "pipewire",
-	.summary = "a PipeWire video source (a node by name or serial) as a V4L2 camera",
-	.keys = pw_keys,
-	.create = pw_create,
-	.describe = gst_describe,
-	.start = gst_start,
-	.produce = gst_produce,
-	.stop = gst_stop,
-	.clock_fd = gst_clock_fd,
-	.release = gst_release,
+	.describe = vc_gst_describe,
+	.start = vc_gst_start,
+	.produce = vc_gst_produce,
+	.stop = vc_gst_stop,
+	.clock_fd = vc_gst_clock_fd,
+	.release = vc_gst_release,
 };

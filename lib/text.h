@@ -16,6 +16,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/* "YUYV", ... from a V4L2 fourcc into @buf (5 bytes); bytes that are not printable as '?'. */
+const char *vc_fourcc_str(uint32_t fourcc, char buf[5]);
 
 /*
  * Why @len bytes at @s are not printable text: NULL when they are valid UTF-8 (no overlong

@@ -24,30 +24,21 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "statefile.h"
 #include "viacam.h"
 
 /* ---------------------------------------------------------------------------
- * The state file, read by viacamctl too:
- *   pid PID                      while viacamd runs
- *   reloads APPLIED REJECTED     reloads so far (`viacamctl reload --wait` waits for a change)
- *   rejected-because PROBLEM     the first problem of the last rejected reload, if any
- *   camera NAME ID BACKEND       per camera it serves
+ * The state file (its format and reader: lib/statefile.h), read by viacamctl too.
  */
 
 static uint32_t state_lookup(const struct vc_daemon *d, const char *name)
 {
-	char line[128], n[VC_NAME_LEN + 1];
-	unsigned int id;
-	uint32_t ret = VIACAM_ID_AUTO;
-	FILE *f = fopen(d->state_path, "re");
+	static struct vc_state st;	/* 40 KB: not on the stack */
+	uint32_t id;
 
-	if (!f)
-		return ret;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "camera %32s %u", n, &id) == 2 && strcmp(n, name) == 0)
-			ret = id;
-	fclose(f);
-	return ret;
+	if (vc_state_read(d->state_path, &st) < 0 || vc_state_id_of(&st, name, &id) < 0)
+		return VIACAM_ID_AUTO;
+	return id;
 }
 
 static void state_save(struct vc_daemon *d, bool running)
