@@ -4,23 +4,27 @@
  *
  * READ THIS FIRST - locking rules of the bridge
  *
- * 1. cam->lock (mutex) is vdev->lock of the capture and the backend node and
- *    q->lock of the capture queue. The V4L2 core takes it around every ioctl
- *    of the capture node and every non-buffer ioctl of the backend node, and
- *    the vb2 fop helpers take it around the capture node's read/mmap/poll/
- *    release, so every capture vb2 callback runs with it held. A blocking
- *    VIDIOC_DQBUF does not hold it while it sleeps: vb2 calls wait_prepare/
- *    wait_finish (vb2_ops_wait_prepare/finish unlock and relock q->lock), so
- *    other ioctls and the producer keep going. No code path waits for user
- *    space with it held: consumer requests are stored and forwarded as events.
- *    The backend queue's q->lock is its own mutex, cam->out_qlock: the core
- *    takes it for the backend's buffer ioctls and vb2 for its write() and
- *    release, and its callbacks take cam->lock inside it (viacam_cb_lock).
- *    Whatever waits for the producer's user space (vb2's write() emulation
- *    copying from it, USERPTR pinning its pages) therefore waits under
- *    out_qlock alone and stalls no consumer. Order: out_qlock -> cam->lock.
- *    Measurement mode (module parameter queue_lock=1): the capture queue's
- *    q->lock is cam->cap_qlock in the same way.
+ * 1. cam->lock (mutex) is vdev->lock of the capture and the backend node.
+ *    The V4L2 core takes it around every non-buffer ioctl of both nodes (and
+ *    the capture node's release takes it). Each vb2 queue has a lock of its
+ *    own as q->lock: cam->cap_qlock for the capture queue, cam->out_qlock for
+ *    the backend queue. The core takes a queue's lock for its node's buffer
+ *    ioctls and the vb2 fop helpers for read/write/mmap/poll/release; the
+ *    queue callbacks take cam->lock inside it (viacam_cb_lock) for the
+ *    format, counts and events. A blocking VIDIOC_DQBUF does not hold its
+ *    queue lock while it sleeps (vb2_ops_wait_prepare/finish). Whatever waits
+ *    for user space waits under a queue lock alone: the producer's (vb2's
+ *    write() emulation copying from it, USERPTR pinning its pages) under
+ *    out_qlock, a consumer's (vb2's read() emulation copying to it, USERPTR
+ *    pinning) under cap_qlock. So no consumer waits for the producer's user
+ *    space, and neither the producer nor the control node (QUERY takes
+ *    cam->lock) waits for a consumer's. No path waits for user space with
+ *    cam->lock held: consumer requests are stored and forwarded as events.
+ *    Order: cap_qlock or out_qlock -> cam->lock.
+ *    Measurement mode (module parameter queue_lock=0, the 2010 arrangement):
+ *    cam->lock is the capture queue's q->lock too, so a consumer's read() or
+ *    USERPTR pinning holds it while it waits for the consumer's user space
+ *    (TEST-13's uffd-read shows the producer and QUERY waiting then).
  * 2. cam->copy_lock (mutex) is held by whoever takes a capture buffer off
  *    cap_queued to fill it, until the buffer is done: the worker,
  *    out_buf_queue, and a direct write(). So fills never overlap, capture
@@ -69,10 +73,10 @@
 
 #include "viacam.h"
 
-static bool queue_lock;
+static bool queue_lock = true;
 module_param(queue_lock, bool, 0444);
 MODULE_PARM_DESC(queue_lock,
-		 "give the capture queue its own lock instead of the node's lock (measurement mode, default off)");
+		 "the capture queue has its own lock (default); 0: the node's lock, as one lock per camera (measurement mode: a consumer's read() then stalls the camera while it faults)");
 
 /*
  * Fault injection for the tests: bits 0, 1 and 3 each widen one race window
@@ -150,10 +154,9 @@ static u32 viacam_src_len(struct viacam_buf *src, const struct viacam_streamfmt 
 }
 
 /*
- * vb2 callbacks run with q->lock held. For the capture queue that is
- * cam->lock (unless queue_lock=1); the backend queue has its own lock
- * (out_qlock). Where q->lock is not cam->lock, a callback takes cam->lock for
- * the format, counts and events.
+ * vb2 callbacks run with q->lock held: cap_qlock or out_qlock (or cam->lock
+ * for the capture queue with queue_lock=0). Where q->lock is not cam->lock,
+ * a callback takes cam->lock for the format, counts and events.
  */
 static void viacam_cb_lock(struct viacam_cam *cam, struct vb2_queue *q)
 {

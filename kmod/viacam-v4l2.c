@@ -1026,7 +1026,7 @@ static int viacam_cap_release(struct file *file)
 	int ret;
 
 	if (cam->cap_q.lock != &cam->lock) {
-		/* queue_lock=1: the queue's own lock first, as for any buffer call. */
+		/* The queue's own lock first, as for any buffer call. */
 		ret = _vb2_fop_release(file, cam->cap_q.lock);
 		mutex_lock(&cam->lock);
 	} else {

@@ -86,10 +86,13 @@ struct viacam_cam {
 	 * write() emulation, USERPTR pinning) waits under this lock only, so a
 	 * producer whose memory faults slowly (userfaultfd, FUSE) stalls nobody
 	 * but itself.
-	 * cap_qlock: q->lock of the capture queue instead of cam->lock when the
-	 * module was loaded with queue_lock=1 (a measurement mode).
+	 * cap_qlock: q->lock of the capture queue (unless the module was loaded
+	 * with queue_lock=0, a measurement mode: then cam->lock is). A
+	 * consumer's copy to its own user space (vb2's read() emulation,
+	 * USERPTR pinning) waits under this lock only, so a consumer whose
+	 * memory faults slowly stalls neither the producer nor the control node.
 	 */
-	struct mutex cap_qlock;		/* queue_lock=1: q->lock of cap_q */
+	struct mutex cap_qlock;		/* q->lock of cap_q (queue_lock=1, the default) */
 	struct mutex out_qlock;		/* q->lock of out_q */
 	/* Buffers allocated on each queue (buf_init/buf_cleanup, under that q->lock) */
 	unsigned int cap_nbufs;

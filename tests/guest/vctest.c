@@ -29,6 +29,9 @@
  *       hand-off races, each window made 200 ms wide by viacam's "inject" parameter
  *   vctest race uffd CAPDEV OUTDEV ID
  *       a producer's write() waits for a userfaultfd handler; consumers must not wait
+ *   vctest race uffd-read CAPDEV OUTDEV ID
+ *       a consumer's read() waits for a userfaultfd handler; the producer and the control
+ *       node must not wait
  *   vctest limits CAPDEV OUTDEV
  *       buffer sizes and the max_queue_mb memory cap of a capture queue
  *   vctest reparm CAPDEV OUTDEV
@@ -1398,6 +1401,16 @@ static void *write_main(void *arg)
 	return NULL;
 }
 
+/* The same job the other way: read() into buf (which is written, the const aside). */
+static void *read_main(void *arg)
+{
+	struct write_job *w = arg;
+
+	w->ret = read(w->fd, (void *)(uintptr_t)w->buf, w->len);
+	w->err = errno;
+	return NULL;
+}
+
 /*
  * write-fault: a write() of a whole frame goes straight into a waiting
  * capture buffer, but its user memory ends in an unmapped page, and the
@@ -1765,6 +1778,115 @@ static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct
 	return failures ? 1 : 0;
 }
 
+/* The producer and the control node while a consumer's read() waits (race_uffd_read). */
+struct producer_ops {
+	int ctl, capfd;
+	uint32_t id;
+	struct stream *out;
+	uint32_t size;
+	volatile int done;
+	int err;
+};
+
+static void *producer_ops_main(void *arg)
+{
+	struct producer_ops *o = arg;
+	struct viacam_camera c = { .id = o->id };
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+	fill_frame(o->out->mem[1], o->size, 2);
+	if (xioctl(o->ctl, VIACAM_IOC_QUERY, &c) < 0 || xioctl(o->capfd, VIDIOC_G_FMT, &f) < 0 ||
+	    qbuf(o->out, 1, o->size) < 0)
+		o->err = errno;
+	o->done = 1;
+	return NULL;
+}
+
+/*
+ * uffd-read: the consumer side of uffd. A consumer read()s a frame into memory whose pages a
+ * userfaultfd handler (this program) does not supply yet, so vb2's copy to user space waits
+ * for user space. Meanwhile the producer's QBUF, the control node's QUERY and G_FMT on the
+ * capture node must complete: nothing of the camera waits for a consumer's user space (the
+ * capture queue's lock is its own, not the camera's).
+ */
+static int race_uffd_read(const char *capdev, const char *outdev, uint32_t id)
+{
+	struct write_job r = { 0 };
+	struct producer_ops o = { .id = id };
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage zp = { .mode = 0 };
+	struct uffd_msg msg;
+	struct stream out;
+	struct pollfd p;
+	pthread_t rt, ot;
+	uint32_t size;
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t maplen;
+	void *mem;
+	int uffd, outfd;
+
+	o.ctl = xopen("/dev/viacam", O_RDWR);
+	outfd = xopen(outdev, O_RDWR);
+	o.capfd = xopen(capdev, O_RDWR);	/* blocking: read() waits for the frame */
+	if (set_out_fmt(outfd, 640, 480, &size) < 0 ||
+	    stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0) {
+		fail("producer setup: %s", strerror(errno));
+		return 1;
+	}
+	o.out = &out;
+	o.size = size;
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0) {
+		fail("userfaultfd: %s", strerror(errno));
+		return 1;
+	}
+	maplen = (size + pg - 1) / pg * pg;
+	mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return 1;
+	reg.range.start = (uintptr_t)mem;
+	reg.range.len = maplen;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0) {
+		fail("UFFDIO_REGISTER: %s", strerror(errno));
+		return 1;
+	}
+	/* read() into the missing pages: vb2 starts streaming and waits for a frame */
+	r.fd = o.capfd;
+	r.buf = mem;
+	r.len = size;
+	pthread_create(&rt, NULL, read_main, &r);
+	usleep(200000);
+	fill_frame(out.mem[0], size, 1);
+	CHECK(qbuf(&out, 0, size) == 0 && streamon(&out) == 0, "the producer queues a frame");
+	p = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	CHECK(poll(&p, 1, 5000) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	      msg.event == UFFD_EVENT_PAGEFAULT,
+	      "the consumer's read() copies the frame and waits for a page of its buffer");
+	pthread_create(&ot, NULL, producer_ops_main, &o);
+	for (int i = 0; i < 300 && !o.done; i++)
+		usleep(10000);
+	CHECK(o.done && !o.err,
+	      "meanwhile the control node's QUERY, the capture node's G_FMT and the producer's QBUF complete (%s)",
+	      !o.done ? "still blocked after 3 s" : o.err ? strerror(o.err) : "ok");
+	zp.range.start = (uintptr_t)mem;
+	zp.range.len = maplen;
+	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) < 0)
+		fail("UFFDIO_ZEROPAGE: %s", strerror(errno));
+	pthread_join(rt, NULL);
+	pthread_join(ot, NULL);
+	CHECK(r.ret == (ssize_t)size, "the read() returns the frame once the pages come (%zd, %s)",
+	      r.ret, r.ret < 0 ? strerror(r.err) : "ok");
+	close(uffd);
+	close(o.capfd);
+	streamoff(&out);
+	stream_unmap(&out);
+	close(outfd);
+	close(o.ctl);
+	munmap(mem, maplen);
+	return failures ? 1 : 0;
+}
+
 static int cmd_race(int argc, char **argv)
 {
 	int capfd, outfd, ret;
@@ -1785,6 +1907,8 @@ static int cmd_race(int argc, char **argv)
 		close(ctl);
 		return ret;
 	}
+	if (argc == 5 && !strcmp(argv[1], "uffd-read"))
+		return race_uffd_read(argv[2], argv[3], strtoul(argv[4], NULL, 0));
 	if (argc != 4)
 		return 2;
 	if (!strcmp(argv[1], "qbuf-copy"))

@@ -13,6 +13,10 @@
 #    does not supply its buffer's pages yet) while the consumer runs QUERYCAP, G_FMT, STREAMOFF
 #    and the control node QUERY: they must complete (they waited: the copy from user space ran
 #    under the lock that the capture node's ioctls and the hand-off take);
+#  - uffd-read: the other way round, a consumer's read() copies a frame into memory a
+#    userfaultfd handler does not supply yet, while the producer queues a frame and the control
+#    node runs QUERY: they must complete (they waited: vb2's copy to the reader ran under the
+#    capture queue's lock, which was the camera's own lock);
 #  - repeats: after a direct write() (a frame copied straight into a capture buffer) the
 #    repeats show that frame only, also while the consumer holds its buffer (they showed a
 #    neutral or older frame then), and QUERY's BACKEND_STREAMING ends when the consumer stops
@@ -22,13 +26,13 @@
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src qbuf-copy uffd repeats repeats-userptr; do
+for mode in held-stop write-fault small-src qbuf-copy uffd uffd-read repeats repeats-userptr; do
 	"$BIN/viacamctl" add --label "race $mode" --timeout 500 >"$RES/add-$mode.log" || die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
 	cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
 	args=("$cap" "$out")
 	case $mode in
-	uffd) args=(race uffd "${args[@]}" "$id") ;;
+	uffd | uffd-read) args=(race "$mode" "${args[@]}" "$id") ;;
 	repeats) args=(repeats "${args[@]}" "$id") ;;
 	repeats-userptr) args=(repeats "${args[@]}" "$id" userptr) ;;
 	*) args=(race "$mode" "${args[@]}") ;;
