@@ -472,7 +472,9 @@ static void pump_one(struct vc_session *s)
 	if (r < 0) {
 		if (r != -EAGAIN && s->failed++ == 0)
 			vc_cam_warn(s, "the backend failed to produce a frame: %s", strerror(-r));
-		s->skipped++;
+		/* A clock's wake-up without a frame (news of the source) is no lost slot. */
+		if (!s->clock || r != -EAGAIN)
+			s->skipped++;
 		return;
 	}
 	b.index = (unsigned int)i;
