@@ -5,7 +5,8 @@
 # with the same conversion (vcpix --same). Checked:
 # - videotestsrc: YUYV 320x240 to ffmpeg, then a caps change (NV12 640x480) to GStreamer;
 #   the pipeline runs only while a consumer streams;
-# - a file: filesrc ! decodebin of an MJPEG AVI clip, which loops at its end (reported once);
+# - a file: filesrc ! decodebin of an MJPEG AVI clip, which loops at its end (reported once),
+#   to ffmpeg and GStreamer;
 # - v4l2src of vivid, scaled by the pipeline;
 # - a bad element name: `viacamd --check` refuses the configuration, naming the line;
 # - a source unplugged while a consumer streams (v4l2src of a camera that is removed): the
@@ -178,6 +179,11 @@ check "ffmpeg captures 50 frames from the AVI clip ($(stat -c %s /tmp/c1.yuyv 2>
 same /tmp/c1.yuyv /tmp/ref-clip $((320 * 240 * 2))
 check "...the clip's picture ($out)" test $? = 0
 check "...its end was reported once" test "$(grep -c 'camera clip: gst: the pipeline reached the end of the stream' "$log")" = 1
+timeout 60 gst-launch-1.0 -q v4l2src device=/dev/video52 num-buffers=20 ! \
+	video/x-raw,format=YUY2,width=320,height=240 ! filesink location=/tmp/c2.yuyv \
+	>"$RES/gst-c2.log" 2>&1
+same /tmp/c2.yuyv /tmp/ref-clip $((320 * 240 * 2))
+check "...and GStreamer gets it too ($out)" test $? = 0
 
 # --- v4l2src of vivid, scaled to 320x240 by the pipeline
 ref vivid YUY2 320 240 v4l2src device=/dev/video30
