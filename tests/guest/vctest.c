@@ -1698,6 +1698,35 @@ static void *consumer_ops_main(void *arg)
 }
 
 /*
+ * Anonymous memory for @size bytes whose pages nobody has supplied yet, registered with a new
+ * userfaultfd: the first access to it waits until the caller answers the fault. Returns the
+ * userfaultfd (and *@mem, *@maplen), or -1 after a failed check.
+ */
+static int uffd_buffer(size_t size, void **mem, size_t *maplen)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	long pg = sysconf(_SC_PAGESIZE);
+	int uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0) {
+		fail("userfaultfd: %s", strerror(errno));
+		return -1;
+	}
+	*maplen = (size + pg - 1) / pg * pg;
+	*mem = mmap(NULL, *maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*mem == MAP_FAILED)
+		return -1;
+	reg.range.start = (uintptr_t)*mem;
+	reg.range.len = *maplen;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0) {
+		fail("UFFDIO_REGISTER: %s", strerror(errno));
+		return -1;
+	}
+	return uffd;
+}
+
+/*
  * uffd: a producer write()s a frame from memory whose pages a userfaultfd
  * handler (this program) does not supply yet, so the kernel's copy from user
  * space waits for user space. Meanwhile the consumer's QUERYCAP, G_FMT and
@@ -1710,15 +1739,12 @@ static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct
 {
 	struct write_job w = { .fd = outfd };
 	struct consumer_ops o = { .capfd = capfd, .ctl = ctl, .id = id };
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 	struct uffdio_zeropage zp = { .mode = 0 };
 	struct uffd_msg msg;
 	struct stream cap;
 	struct pollfd p;
 	pthread_t wt, ot;
 	uint32_t size;
-	long pg = sysconf(_SC_PAGESIZE);
 	size_t maplen;
 	void *mem;
 	int uffd;
@@ -1733,21 +1759,9 @@ static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct
 		CHECK(streamon(&cap) == 0, "consumer streams, two buffers wait");
 		o.cap = &cap;
 	}
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
-	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0) {
-		fail("userfaultfd: %s", strerror(errno));
+	uffd = uffd_buffer(size, &mem, &maplen);
+	if (uffd < 0)
 		return 1;
-	}
-	maplen = (size + pg - 1) / pg * pg;
-	mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		return 1;
-	reg.range.start = (uintptr_t)mem;
-	reg.range.len = maplen;
-	if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0) {
-		fail("UFFDIO_REGISTER: %s", strerror(errno));
-		return 1;
-	}
 	w.buf = mem;
 	w.len = size;
 	pthread_create(&wt, NULL, write_main, &w);
@@ -1813,15 +1827,12 @@ static int race_uffd_read(const char *capdev, const char *outdev, uint32_t id)
 {
 	struct write_job r = { 0 };
 	struct producer_ops o = { .id = id };
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 	struct uffdio_zeropage zp = { .mode = 0 };
 	struct uffd_msg msg;
 	struct stream out;
 	struct pollfd p;
 	pthread_t rt, ot;
 	uint32_t size;
-	long pg = sysconf(_SC_PAGESIZE);
 	size_t maplen;
 	void *mem;
 	int uffd, outfd;
@@ -1836,21 +1847,9 @@ static int race_uffd_read(const char *capdev, const char *outdev, uint32_t id)
 	}
 	o.out = &out;
 	o.size = size;
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
-	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) < 0) {
-		fail("userfaultfd: %s", strerror(errno));
+	uffd = uffd_buffer(size, &mem, &maplen);
+	if (uffd < 0)
 		return 1;
-	}
-	maplen = (size + pg - 1) / pg * pg;
-	mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		return 1;
-	reg.range.start = (uintptr_t)mem;
-	reg.range.len = maplen;
-	if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0) {
-		fail("UFFDIO_REGISTER: %s", strerror(errno));
-		return 1;
-	}
 	/* read() into the missing pages: vb2 starts streaming and waits for a frame */
 	r.fd = o.capfd;
 	r.buf = mem;
