@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * backend.h - the interface between viacamd's sessions and its backends (ops table v2: v1 plus clock_fd and frame notes).
+ * backend.h - the interface between viacamd's sessions and its backends (ops table v2: v1 plus
+ * clock_fd, frame notes and capture times).
  *
  * READ THIS FIRST. A backend is a source of frames for one camera: the pattern generator, a
  * Y4M file, another V4L2 device, the VIA capture engine. All of them implement the ops table
  * below and are found by name in the registry (backends.c); the session code never knows which
- * one it drives. Everything runs in viacamd's single event-loop thread: no op may block for
- * longer than a frame interval, none is called concurrently with another op of the same
- * instance, and none is called from a signal handler.
+ * one it drives. Every op is called from viacamd's single event-loop thread: no op may block
+ * for longer than a frame interval, none is called concurrently with another op of the same
+ * instance, and none is called from a signal handler. Work that can take longer (opening and
+ * starting a device, powering a sensor, a GStreamer state change) goes to a thread of the
+ * instance's own, which reports back through clock_fd (gst, v4l2 and via do this).
  *
  * Life of an instance:
  *   create -> describe -> controls -> [set_ctrl]* -> (start -> produce* -> [set_ctrl]* -> stop)*
@@ -107,6 +110,11 @@ struct vc_frame {
 	uint64_t sequence;	/* 0, 1, 2 ... since start */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC of this frame slot */
 	size_t bytesused;	/* out: bytes written (the full frame for raw formats) */
+	/* out: CLOCK_MONOTONIC ns when the source captured this frame (a sensor's, a proxied
+	 * device's or a pipeline's time), passed on as the capture buffer's timestamp; 0 (the
+	 * default): unknown, the bridge stamps the frame when it reaches a consumer. The bridge
+	 * ignores a time in the future, older than a second, or not after the previous one. */
+	uint64_t capture_ns;
 	/* out: a line for people (a source failed, recovered), logged by the session with the
 	 * camera's name; empty when nothing happened. Set at most once per event. */
 	char note[256];

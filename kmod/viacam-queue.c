@@ -192,13 +192,40 @@ static struct viacam_buf *viacam_take_cap(struct viacam_cam *cam)
 }
 
 /*
+ * The timestamp of the next capture buffer: the producer's own capture time
+ * @producer (CLOCK_MONOTONIC ns, given in its QBUF) when it is plausible,
+ * else now. Plausible means not in the future, at most VIACAM_TS_MAX_AGE_NS
+ * old, and later than the last one given, so that a producer whose
+ * timestamps are stream times (gst's v4l2sink) or 0 (write()) cannot make
+ * the capture node's timestamps jump or run backwards. copy_lock held: it
+ * orders every capture completion and guards last_ts.
+ */
+#define VIACAM_TS_MAX_AGE_NS	NSEC_PER_SEC
+
+static u64 viacam_cap_time(struct viacam_cam *cam, u64 producer)
+{
+	u64 now = ktime_get_ns();
+	u64 ts = now;
+
+	lockdep_assert_held(&cam->copy_lock);
+	if (producer && producer <= now && now - producer <= VIACAM_TS_MAX_AGE_NS &&
+	    producer > cam->last_ts)
+		ts = producer;
+	if (ts <= cam->last_ts)
+		ts = cam->last_ts + 1;
+	cam->last_ts = ts;
+	return ts;
+}
+
+/*
  * Complete a capture buffer with @len bytes copied from @src (NULL: a neutral
- * frame). Runs with copy_lock held (worker or out_buf_queue) and no other
- * lock of ours; the buffer was taken off the list under slock, so nothing
- * else touches it.
+ * frame), captured at @producer_ts by the producer's clock (0: unknown, see
+ * viacam_cap_time()). Runs with copy_lock held (worker or out_buf_queue) and
+ * no other lock of ours; the buffer was taken off the list under slock, so
+ * nothing else touches it.
  */
 static void viacam_cap_complete(struct viacam_cam *cam, struct viacam_buf *buf,
-				const void *src, u32 len, bool repeat)
+				const void *src, u32 len, u64 producer_ts, bool repeat)
 {
 	struct vb2_buffer *vb = &buf->vb.vb2_buf;
 	void *dst = vb2_plane_vaddr(vb, 0);
@@ -215,7 +242,7 @@ static void viacam_cap_complete(struct viacam_cam *cam, struct viacam_buf *buf,
 	/* src == dst: the buffer already holds the frame to repeat. */
 	vb2_set_plane_payload(vb, 0, len);
 	buf->vb.field = V4L2_FIELD_NONE;
-	vb->timestamp = ktime_get_ns();
+	vb->timestamp = viacam_cap_time(cam, producer_ts);
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->frames_out++;
 	if (copied)
@@ -333,7 +360,8 @@ static void viacam_frame_work(struct work_struct *work)
 	 * without copy_lock, but flushes this worker before it returns @src.
 	 */
 	if (cap)
-		viacam_cap_complete(cam, cap, vb2_plane_vaddr(&src->vb.vb2_buf, 0), len, false);
+		viacam_cap_complete(cam, cap, vb2_plane_vaddr(&src->vb.vb2_buf, 0), len,
+				    src->vb.vb2_buf.timestamp, false);
 	mutex_unlock(&cam->copy_lock);
 }
 
@@ -414,7 +442,7 @@ static void viacam_repeat_work(struct work_struct *work)
 	if (keep)
 		viacam_keep_frame(cam, src, len, &sfmt);
 	if (cap)
-		viacam_cap_complete(cam, cap, src, len, true);
+		viacam_cap_complete(cam, cap, src, len, 0, true);
 	mutex_unlock(&cam->copy_lock);
 	delay = usecs_to_jiffies(max_t(s64, interval_us, 1000));
 	queue_delayed_work(cam->wq, &cam->repeat_work, delay);
@@ -709,7 +737,7 @@ static void out_buf_queue(struct vb2_buffer *vb)
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (cap) {
 		viacam_inject_delay(VIACAM_INJECT_QBUF);
-		viacam_cap_complete(cam, cap, vb2_plane_vaddr(vb, 0), len, false);
+		viacam_cap_complete(cam, cap, vb2_plane_vaddr(vb, 0), len, vb->timestamp, false);
 	}
 	mutex_unlock(&cam->copy_lock);
 	/* The frame held before was shown already: the producer gets it back. */
@@ -885,7 +913,7 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 		viacam_keep_frame(cam, vb2_plane_vaddr(vb, 0), count, &sfmt);
 	vb2_set_plane_payload(vb, 0, count);
 	cap->vb.field = V4L2_FIELD_NONE;
-	vb->timestamp = ktime_get_ns();
+	vb->timestamp = viacam_cap_time(cam, 0);	/* write() has no capture time */
 	vb2_buffer_done(vb, VB2_BUF_STATE_DONE);
 	return count;
 }

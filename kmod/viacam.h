@@ -106,6 +106,7 @@ struct viacam_cam {
 	 * anything else.
 	 */
 	struct mutex copy_lock;
+	u64 last_ts;			/* newest capture timestamp given (copy_lock) */
 	u32 wr_partial;			/* bytes of a frame begun with vb2's write() */
 	u32 wr_len;			/* bytes of the write() under way (out_qlock) */
 	struct v4l2_pix_format fmt;	/* negotiated (capture) format */

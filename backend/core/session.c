@@ -410,8 +410,11 @@ static void drop_one(struct vc_session *s)
 	noted(s, &fr, p->ops->produce(p->priv, &fr));
 }
 
-/* Fills buffer @i with the next frame. Returns 0, -EAGAIN (no frame this slot) or an error. */
-static int fill(struct vc_session *s, unsigned int i)
+/*
+ * Fills buffer @i with the next frame and sets *@capture_ns to the source's capture time (0:
+ * unknown). Returns the bytes used, -EAGAIN (no frame this slot) or an error.
+ */
+static int fill(struct vc_session *s, unsigned int i, uint64_t *capture_ns)
 {
 	const struct vc_prepared *p = s->cur;
 	const struct vc_mode *native = &p->native.v[s->offer->native];
@@ -427,6 +430,7 @@ static int fill(struct vc_session *s, unsigned int i)
 		fr.mode = native;
 		fr.bytesperline = s->pix.bytesperline;
 		r = noted(s, &fr, p->ops->produce(p->priv, &fr));
+		*capture_ns = fr.capture_ns;
 		return r < 0 ? r : (int)fr.bytesused;
 	}
 	fr.data = s->scratch;
@@ -436,6 +440,7 @@ static int fill(struct vc_session *s, unsigned int i)
 	r = noted(s, &fr, p->ops->produce(p->priv, &fr));
 	if (r < 0)
 		return r;
+	*capture_ns = fr.capture_ns;
 	r = vc_convert_frame(s->conv, native, s->scratch, fr.bytesused, &s->mode,
 			     s->bufs[i].mem, s->pix.sizeimage);
 	if (r < 0 && s->failed++ == 0)
@@ -446,6 +451,7 @@ static int fill(struct vc_session *s, unsigned int i)
 static void pump_one(struct vc_session *s)
 {
 	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT, .memory = V4L2_MEMORY_MMAP };
+	uint64_t capture_ns = 0;
 	int i, r;
 
 	if (!s->started || s->source_gone)
@@ -461,7 +467,7 @@ static void pump_one(struct vc_session *s)
 		s->skipped++;
 		return;
 	}
-	r = fill(s, (unsigned int)i);
+	r = fill(s, (unsigned int)i, &capture_ns);
 	if (r == -ENODEV) {
 		vc_cam_warn(s, "the source is gone; consumers get repeated frames until the backend changes or the stream restarts");
 		s->source_gone = true;
@@ -480,6 +486,9 @@ static void pump_one(struct vc_session *s)
 	b.index = (unsigned int)i;
 	b.bytesused = r > 0 ? (uint32_t)r : s->pix.sizeimage;
 	b.field = V4L2_FIELD_NONE;
+	/* The backend queue copies this time to the capture buffer (uapi.md, "Timestamps"). */
+	b.timestamp.tv_sec = (time_t)(capture_ns / 1000000000u);
+	b.timestamp.tv_usec = (suseconds_t)(capture_ns % 1000000000u / 1000u);
 	if (ioctl(s->fd, VIDIOC_QBUF, &b) < 0) {
 		if (errno == ENODEV) {
 			camera_gone(s);

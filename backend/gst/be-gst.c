@@ -49,6 +49,7 @@
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gst/app/gstappsink.h>
@@ -675,6 +676,41 @@ out:
 	return o;
 }
 
+/*
+ * When the source captured @sample, on CLOCK_MONOTONIC: its running time on the pipeline's
+ * clock, moved onto CLOCK_MONOTONIC by how long ago that was by the pipeline's clock (the
+ * system clock is CLOCK_MONOTONIC itself by default; another clock still ticks at its
+ * rate). 0 when the buffer has no time, or a time not yet reached (a source that is not
+ * live and runs ahead).
+ */
+static uint64_t capture_time(struct gst_backend *b, GstSample *sample)
+{
+	GstBuffer *buf = gst_sample_get_buffer(sample);
+	const GstSegment *seg = gst_sample_get_segment(sample);
+	GstClockTime rt, at, now;
+	struct timespec ts;
+	GstClock *clock;
+	uint64_t mono;
+
+	if (!buf || !seg || !GST_BUFFER_PTS_IS_VALID(buf) || seg->format != GST_FORMAT_TIME)
+		return 0;
+	rt = gst_segment_to_running_time(seg, GST_FORMAT_TIME, GST_BUFFER_PTS(buf));
+	clock = gst_element_get_clock(b->pipe);
+	if (!GST_CLOCK_TIME_IS_VALID(rt) || !clock) {
+		if (clock)
+			gst_object_unref(clock);
+		return 0;
+	}
+	now = gst_clock_get_time(clock);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	gst_object_unref(clock);
+	at = gst_element_get_base_time(b->pipe) + rt;
+	mono = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (!GST_CLOCK_TIME_IS_VALID(now) || at > now || now - at > mono)
+		return 0;
+	return mono - (now - at);
+}
+
 int vc_gst_produce(void *priv, struct vc_frame *fr)
 {
 	struct gst_backend *b = priv;
@@ -700,6 +736,7 @@ int vc_gst_produce(void *priv, struct vc_frame *fr)
 	if (!sample)
 		return -EAGAIN;
 	fr->bytesused = copy_sample(b, sample, fr);
+	fr->capture_ns = capture_time(b, sample);
 	gst_sample_unref(sample);
 	if (!fr->bytesused)
 		return -EAGAIN;

@@ -3,15 +3,20 @@
  * vctest.c - test client for the viacam bridge, run inside the test guest.
  *
  *   vctest produce OUTDEV [-n FRAMES] [-r FPS] [-s START] [-W W -H H] [-w] [-P] [-T FILE]
+ *                 [-S AGE_MS]
  *       plain producer: numbered frames with a known pattern, via mmap (-w: write());
  *       -P: S_PARM the rate on the node (the capture node then offers only that interval);
- *       -T: a line "COUNTER MS" (CLOCK_MONOTONIC) per frame handed to the bridge
+ *       -T: a line "COUNTER MS STAMP_MS" (CLOCK_MONOTONIC) per frame handed to the bridge
+ *       -S: QBUF each frame with the timestamp "captured AGE_MS ago" (negative: in the
+ *           future), logged as STAMP_MS (0 without -S)
  *   vctest consume CAPDEV [-n FRAMES] [-t SECONDS] [-a] [-T FILE]
  *       consumer (until FRAMES, SECONDS or SIGTERM): checks every frame's pattern, counter
  *       order and sequence numbers; with -a any picture is fine (viacamd's backends), a frame
  *       equal to the one before counts as a repeat, a different one as real;
  *       prints "frames= real= repeats= neutral= first= last= max_gap_ms= resumed=";
- *       -T: a line "COUNTER MS" per new numbered frame dequeued (latency = this - produce's)
+ *       -T: a line "COUNTER MS TS_MS" per new numbered frame dequeued (latency = MS - produce's
+ *           MS; TS_MS is the buffer's timestamp). Any run fails when a buffer's timestamp is not
+ *           after the previous one's or lies in the future.
  *   vctest verify-file FILE FRAMESIZE
  *       check a file of raw frames (from v4l2-ctl --stream-to) frame by frame
  *   vctest blocking CAPDEV OUTDEV
@@ -300,11 +305,16 @@ static int cmd_produce(int argc, char **argv)
 	bool use_write = false;
 	uint8_t *wbuf = NULL;
 	FILE *times = NULL;
-	bool set_parm = false;
+	bool set_parm = false, stamp = false;
+	double age_ms = 0;
 	int fd, o;
 
-	while ((o = getopt(argc, argv, "n:r:s:W:H:wPT:")) >= 0) {
+	while ((o = getopt(argc, argv, "n:r:s:W:H:wPT:S:")) >= 0) {
 		switch (o) {
+		case 'S':
+			stamp = true;
+			age_ms = atof(optarg);
+			break;
 		case 'w': use_write = true; break;
 		case 'P': set_parm = true; break;
 		case 'T':
@@ -362,7 +372,7 @@ static int cmd_produce(int argc, char **argv)
 				return 1;
 			}
 			if (times)
-				fprintf(times, "%u %.3f\n", counter - 1, now_ms());
+				fprintf(times, "%u %.3f 0\n", counter - 1, now_ms());
 			goto pace;
 		}
 		if (queued < s.count) {
@@ -375,12 +385,24 @@ static int cmd_produce(int argc, char **argv)
 			idx = b.index;
 		}
 		fill_frame(s.mem[idx], size, counter++);
-		if (qbuf(&s, idx, size) < 0) {
+		struct v4l2_buffer qb = { .index = idx, .type = s.type, .memory = s.memory,
+					  .bytesused = size, .field = V4L2_FIELD_NONE };
+		double stamp_ms = 0;
+
+		if (stamp) {
+			/* Whole microseconds, as struct timeval carries them. */
+			long long us = (long long)((now_ms() - age_ms) * 1000.0);
+
+			qb.timestamp.tv_sec = (time_t)(us / 1000000);
+			qb.timestamp.tv_usec = (suseconds_t)(us % 1000000);
+			stamp_ms = (double)us / 1000.0;
+		}
+		if (xioctl(fd, VIDIOC_QBUF, &qb) < 0) {
 			fprintf(stderr, "vctest produce: QBUF: %s\n", strerror(errno));
 			return 1;
 		}
 		if (times)
-			fprintf(times, "%u %.3f\n", counter - 1, now_ms());
+			fprintf(times, "%u %.3f %.3f\n", counter - 1, now_ms(), stamp_ms);
 		if (n == 0 && streamon(&s) < 0) {
 			fprintf(stderr, "vctest produce: STREAMON: %s\n", strerror(errno));
 			return 1;
@@ -416,7 +438,8 @@ static int cmd_consume(int argc, char **argv)
 	struct v4l2_buffer b;
 	uint32_t counter, first = 0, last = 0, seq_expect = 0;
 	long real = 0, repeats = 0, neutral = 0, bad = 0, backwards = 0, seq_bad = 0, resumed = 0;
-	double last_t, max_gap = 0, deadline;
+	long ts_bad = 0;
+	double last_t, max_gap = 0, deadline, last_ts = 0;
 	bool have = false, any = false;
 	uint64_t prev_hash = 0;
 	FILE *times = NULL;
@@ -477,6 +500,15 @@ static int cmd_consume(int argc, char **argv)
 		if (b.sequence != seq_expect)
 			seq_bad++;
 		seq_expect = b.sequence + 1;
+		/* V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC: strictly later each time, never ahead of us. */
+		double ts = b.timestamp.tv_sec * 1e3 + b.timestamp.tv_usec / 1e3;
+
+		if (ts <= last_ts || ts > t) {
+			if (ts_bad++ < 3)
+				fprintf(stderr, "vctest consume: buffer %u timestamp %.3f ms (previous %.3f, now %.3f)\n",
+					b.sequence, ts, last_ts, t);
+		}
+		last_ts = ts;
 		if (any) {
 			/* FNV-1a over every 61st byte: equal frames give equal hashes. */
 			const uint8_t *m = s.mem[b.index];
@@ -507,7 +539,7 @@ static int cmd_consume(int argc, char **argv)
 			if (counter != last || !have) {
 				real++;
 				if (times)
-					fprintf(times, "%u %.3f\n", counter, t);
+					fprintf(times, "%u %.3f %.3f\n", counter, t, ts);
 			}
 			last = counter;
 			have = true;
@@ -525,11 +557,11 @@ static int cmd_consume(int argc, char **argv)
 	if (times)
 		fclose(times);
 	printf("frames=%ld real=%ld repeats=%ld neutral=%ld bad=%ld backwards=%ld seq_bad=%ld "
-	       "first=%u last=%u max_gap_ms=%.0f resumed=%ld\n",
+	       "first=%u last=%u max_gap_ms=%.0f resumed=%ld ts_bad=%ld\n",
 	       real + repeats + neutral + bad, real, repeats, neutral, bad, backwards, seq_bad,
-	       first, last, max_gap, resumed);
+	       first, last, max_gap, resumed, ts_bad);
 	close(fd);
-	return (bad || backwards || seq_bad) ? 1 : 0;
+	return (bad || backwards || seq_bad || ts_bad) ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------------

@@ -251,8 +251,8 @@ static void test_clock(void **state)
 	struct vc_frame fr = { .data = buf, .size = sizeof(buf), .mode = &mode, .bytesperline = 128 };
 	struct vc_error err = { 0 };
 	struct conf cf;
-	uint64_t t0;
-	int frames = 0, wakeups = 0;
+	uint64_t t0, prev_ns = 0;
+	int frames = 0, wakeups = 0, stamped = 0;
 	void *priv;
 
 	(void)state;
@@ -267,9 +267,23 @@ static void test_clock(void **state)
 		if (poll(&p, 1, 200) <= 0)
 			continue;
 		wakeups++;
-		if (vc_backend_gst.produce(priv, &fr) == 0)
+		fr.capture_ns = 0;
+		if (vc_backend_gst.produce(priv, &fr) == 0) {
+			uint64_t now_ns = now_ms() * 1000000 + 1000000;
+
 			frames++;
+			/* The capture time: in the past, recent, later than the last one. */
+			if (fr.capture_ns && fr.capture_ns <= now_ns &&
+			    fr.capture_ns + 500000000 > now_ns && fr.capture_ns > prev_ns)
+				stamped++;
+			else
+				print_message("frame %d: capture_ns %llu, previous %llu, now %llu\n",
+					      frames, (unsigned long long)fr.capture_ns,
+					      (unsigned long long)prev_ns, (unsigned long long)now_ns);
+			prev_ns = fr.capture_ns;
+		}
 	}
+	assert_int_equal(stamped, frames);
 	/* 50 fps for one second; generous bounds for a loaded machine, but a timer-less
 	 * backend that spins (readiness not consumed) would wake up far more often. */
 	assert_in_range(frames, 25, 60);

@@ -36,6 +36,36 @@ check "vctest consumer: 60 frames in order, sequence numbers consecutive ($res)"
 	"$BIN/vctest" consume -n 60 "$cap"
 kill "$prod"; wait "$prod" 2>/dev/null
 
+# Capture timestamps. A producer's own capture time (CLOCK_MONOTONIC, given in its QBUF) reaches
+# the consumer as it is; one in the future or older than a second is replaced by the time of
+# delivery. Every vctest consumer also fails on a timestamp that is not after the previous one
+# or lies ahead of its own clock.
+# ts_case AGE_MS: prints "FRAMES EQUAL PLAUSIBLE CONSUMER-RESULT": frames seen, how many carry
+# the producer's stamp (to the microsecond), how many carry a time no earlier than 100 ms
+# before the producer's QBUF of that frame and no later than the consumer's DQBUF.
+ts_case() {
+	local p
+	"$BIN/vctest" produce -r 30 -S "$1" -s "$2" -T /tmp/ts-prod.times "$out" >/dev/null 2>&1 &
+	p=$!
+	wait_frames_in "$cap" "$(($(frames_in "$cap") + 3))" 30
+	"$BIN/vctest" consume -n 30 -T /tmp/ts-cons.times "$cap" >/tmp/ts-cons.log 2>&1
+	kill $p; wait $p 2>/dev/null
+	cp /tmp/ts-prod.times "$RES/ts-prod-$1.times"; cp /tmp/ts-cons.times "$RES/ts-cons-$1.times"
+	echo "$(awk 'NR == FNR { q[$1] = $2; st[$1] = $3; next }
+		($1 in q) { n++; d = $3 - st[$1]; if (d < 0.0015 && d > -0.0015) eq++
+			    if ($3 >= q[$1] - 100 && $3 <= $2 + 0.001) ok++ }
+		END { print n + 0, eq + 0, ok + 0 }' /tmp/ts-prod.times /tmp/ts-cons.times) $(tail -n 1 /tmp/ts-cons.log)"
+}
+read -r n eq ok res <<<"$(ts_case 40 100000)"
+check "a producer's capture time 40 ms before its QBUF is the consumer's buffer timestamp: $eq of $n frames ($res)" \
+	test "$n" -ge 20 -a "$eq" = "$n" -a "${res##*ts_bad=}" = 0
+read -r n eq ok res <<<"$(ts_case -1000 200000)"
+check "...a capture time 1 s in the future is replaced by the delivery time: $ok of $n frames, $eq kept ($res)" \
+	test "$n" -ge 20 -a "$eq" = 0 -a "$ok" = "$n" -a "${res##*ts_bad=}" = 0
+read -r n eq ok res <<<"$(ts_case 3000 300000)"
+check "...and so is one 3 s old: $ok of $n frames, $eq kept ($res)" \
+	test "$n" -ge 20 -a "$eq" = 0 -a "$ok" = "$n" -a "${res##*ts_bad=}" = 0
+
 # A write() producer: a whole frame written while a capture buffer waits is copied straight
 # into it, so the kernel copies each frame once; otherwise vb2's write() emulation copies it
 # into a backend buffer and the hand-off copies it again. Every written frame is copied once
