@@ -5,27 +5,48 @@
  * Keys: device = /dev/videoN (required).
  * create() opens the device once to list its formats, sizes and rates (what it produces
  * natively, not libv4l2's emulated formats: the session converts with libv4lconvert itself)
- * and closes it again, so the device is idle until a consumer streams. start() opens it,
- * sets the format and rate, maps four buffers and streams; produce() takes the newest frame
- * the device has (without blocking) and copies it; stop() closes the device.
- * A device that disappears makes produce() return -ENODEV.
+ * and closes it again, so the device is idle until a consumer streams. Opening it, setting
+ * the format and rate, mapping four buffers and STREAMON, and later STREAMOFF and close, can
+ * take a real camera hundreds of milliseconds: they run in the instance's worker thread, so
+ * start() and stop() return at once (backend.h: no op blocks longer than a frame interval).
+ * produce() takes the device over once the worker has it streaming (or reports why it could
+ * not, once, and returns -ENODEV), then takes the newest frame the device has (without
+ * blocking) and copies it. A device that disappears makes produce() return -ENODEV.
  * The device's controls of the user and camera classes (integer, boolean, button and menu
  * ones, up to VC_MAX_CTRLS) are the camera's: listed at create() with their ranges and
  * defaults. The camera's values rule: a value a consumer sets is set on the device at once
  * while streaming; at start() every value of the camera (the default, the config's
  * ctrl.NAME, what consumers set) that differs from what the device had is set on it.
- * The device sets the pace: clock_fd() is the device's fd, readable when it has filled a
- * buffer, so each frame is passed on when the device made it (produce() dequeues every
- * filled buffer, which consumes the readiness).
+ * The device sets the pace: clock_fd() is an epoll fd over the worker's eventfd and, once
+ * streaming, the device's fd, readable when it has filled a buffer, so each frame is passed
+ * on when the device made it (produce() dequeues every filled buffer, which consumes the
+ * readiness), with the device's capture time when it is on CLOCK_MONOTONIC.
+ *
+ * Threads: the event loop calls every op; the worker runs the commands start() and stop()
+ * queue. struct v4l2_dev (the open device) belongs to the worker, except between produce()
+ * taking it over (state ST_OPEN) and stop() handing it back with CMD_STOP. mu guards the
+ * command queue and the worker's answer (done_gen, result, msg). release() queues CMD_QUIT:
+ * the worker closes the device and frees the instance, so release() never waits for a
+ * device either.
+ *
+ * Test hook: VIACAMD_TEST_V4L2_START_MS (environment) makes the worker wait that long before
+ * STREAMON, standing in for a slow camera.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libv4l2.h>
 #include <linux/videodev2.h>
@@ -34,18 +55,54 @@
 
 #define NR_BUFS 4
 
-struct v4l2_backend {
-	char device[256];
-	int line;		/* of the device key */
-	int fd;
-	struct vc_modes modes;
-	struct vc_mode mode;
+/* The open, streaming device. */
+struct v4l2_dev {
+	int fd;			/* -1: closed */
 	struct v4l2_pix_format pix;	/* the device's format while streaming */
 	struct {
 		void *mem;
 		size_t len;
 	} bufs[NR_BUFS];
 	unsigned int nbufs;
+};
+
+enum v4l2_state {
+	ST_IDLE,	/* not started */
+	ST_OPENING,	/* CMD_START queued; the worker has the device */
+	ST_OPEN,	/* produce() took the streaming device over */
+	ST_FAILED,	/* the worker could not start it (reported) */
+};
+
+enum { CMD_START, CMD_STOP, CMD_QUIT };
+
+struct v4l2_backend {
+	char device[256];
+	int line;		/* of the device key */
+	int fd;			/* dev.fd while ST_OPEN, else -1 (the event loop's view) */
+	struct vc_modes modes;
+	struct vc_mode mode;
+	struct v4l2_dev dev;
+	enum v4l2_state state;
+	uint64_t gen;		/* of the newest CMD_START */
+	bool worker;		/* the thread runs */
+	pthread_t thread;
+	int efd;		/* the worker's "start done" eventfd */
+	int epfd;		/* clock_fd(): efd + the device */
+	/* mu: the command queue, and done_gen/result/msg, the answer to a CMD_START */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct {
+		int op;
+		uint64_t gen;
+		struct vc_mode mode;
+		/* CMD_START: the controls to set before STREAMON */
+		struct v4l2_control ctrls[VC_MAX_CTRLS];
+		unsigned int nctrls;
+	} cmds[4];
+	unsigned int ncmds;
+	uint64_t done_gen;
+	int result;
+	char msg[200];
 	struct viacam_ctrl ctrls[VC_MAX_CTRLS];
 	int64_t values[VC_MAX_CTRLS];	/* what the consumers want */
 	bool dirty[VC_MAX_CTRLS];	/* values[] differs from the device's */
@@ -53,6 +110,17 @@ struct v4l2_backend {
 };
 
 static const char *const v4l2_keys[] = { "device", NULL };
+
+static void free_instance(struct v4l2_backend *b)
+{
+	if (b->epfd >= 0)
+		close(b->epfd);
+	if (b->efd >= 0)
+		close(b->efd);
+	pthread_mutex_destroy(&b->mu);
+	pthread_cond_destroy(&b->cv);
+	free(b);
+}
 
 static bool bridge_knows(uint32_t f)
 {
@@ -234,13 +302,18 @@ static int v4l2_create(const struct vc_backend_conf *conf, void **ret, struct vc
 	strcpy(b->device, dev->value);
 	b->line = dev->line;
 	b->fd = -1;
+	b->dev.fd = -1;
+	b->efd = -1;
+	b->epfd = -1;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
 	for (fd_.index = 0; v4l2_ioctl(fd, VIDIOC_ENUM_FMT, &fd_) == 0; fd_.index++)
 		if (!(fd_.flags & V4L2_FMT_FLAG_EMULATED) && bridge_knows(fd_.pixelformat))
 			add_sizes(b, fd, fd_.pixelformat);
 	list_ctrls(b, fd);
 	v4l2_close(fd);
 	if (!b->modes.n) {
-		free(b);
+		free_instance(b);
 		return vc_err(err, dev->line, -EINVAL,
 			      "%s (%s): offers no format the bridge can pass on", dev->value,
 			      cap.card);
@@ -298,95 +371,286 @@ static int v4l2_set_ctrl(void *priv, uint32_t id, int64_t value)
 	return -EINVAL;
 }
 
-static void v4l2_stop(void *priv)
+/* Worker: stop and close the device, unmap its buffers. */
+static void dev_close(struct v4l2_dev *d)
 {
-	struct v4l2_backend *b = priv;
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
 
-	if (b->fd < 0)
+	if (d->fd < 0)
 		return;
-	v4l2_ioctl(b->fd, VIDIOC_STREAMOFF, &type);
-	for (unsigned int i = 0; i < b->nbufs; i++)
-		if (b->bufs[i].mem)
-			v4l2_munmap(b->bufs[i].mem, b->bufs[i].len);
-	memset(b->bufs, 0, sizeof(b->bufs));
-	b->nbufs = 0;
-	v4l2_close(b->fd);
-	b->fd = -1;
+	v4l2_ioctl(d->fd, VIDIOC_STREAMOFF, &type);
+	for (unsigned int i = 0; i < d->nbufs; i++)
+		if (d->bufs[i].mem)
+			v4l2_munmap(d->bufs[i].mem, d->bufs[i].len);
+	memset(d->bufs, 0, sizeof(d->bufs));
+	d->nbufs = 0;
+	v4l2_close(d->fd);
+	d->fd = -1;
 }
 
-static int v4l2_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
+/* Sets @msg and returns -@errnum. */
+static int dev_fail(char *msg, size_t len, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int dev_fail(char *msg, size_t len, int errnum, const char *fmt, ...)
 {
-	struct v4l2_backend *b = priv;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return -errnum;
+}
+
+static void test_delay(void)
+{
+	const char *e = getenv("VIACAMD_TEST_V4L2_START_MS");
+	long ms = e ? strtol(e, NULL, 10) : 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	if (ms > 0 && ms < 60000)
+		nanosleep(&ts, NULL);
+}
+
+/*
+ * Worker: open @device, set @nctrls controls and stream @mode into mapped buffers. 0, or
+ * -errno with @msg set.
+ */
+static int dev_open(struct v4l2_dev *d, const char *device, const struct vc_mode *mode,
+		    struct v4l2_control *ctrls, unsigned int nctrls, char *msg, size_t len)
+{
 	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_streamparm sp = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_requestbuffers rb = { .count = NR_BUFS, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_MMAP };
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE, r;
 
-	b->fd = v4l2_open(b->device, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (b->fd < 0)
-		return vc_err(err, b->line, -errno, "%s: %s", b->device, strerror(errno));
+	d->fd = v4l2_open(device, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (d->fd < 0)
+		return dev_fail(msg, len, errno, "%s: %s", device, strerror(errno));
 	f.fmt.pix.pixelformat = mode->pixelformat;
 	f.fmt.pix.width = mode->width;
 	f.fmt.pix.height = mode->height;
 	f.fmt.pix.field = V4L2_FIELD_NONE;
-	if (v4l2_ioctl(b->fd, VIDIOC_S_FMT, &f) < 0) {
-		r = vc_err(err, b->line, -errno, "%s: VIDIOC_S_FMT: %s", b->device, strerror(errno));
+	if (v4l2_ioctl(d->fd, VIDIOC_S_FMT, &f) < 0) {
+		r = dev_fail(msg, len, errno, "%s: VIDIOC_S_FMT: %s", device, strerror(errno));
 		goto fail;
 	}
 	if (f.fmt.pix.pixelformat != mode->pixelformat || f.fmt.pix.width != mode->width ||
 	    f.fmt.pix.height != mode->height) {
-		r = vc_err(err, b->line, -EINVAL, "%s refused the format", b->device);
+		r = dev_fail(msg, len, EINVAL, "%s refused the format", device);
 		goto fail;
 	}
-	b->pix = f.fmt.pix;
+	d->pix = f.fmt.pix;
 	sp.parm.capture.timeperframe.numerator = mode->interval_num;
 	sp.parm.capture.timeperframe.denominator = mode->interval_den;
-	v4l2_ioctl(b->fd, VIDIOC_S_PARM, &sp);	/* not every device has rates */
-	if (v4l2_ioctl(b->fd, VIDIOC_REQBUFS, &rb) < 0 || rb.count < 1) {
-		r = vc_err(err, b->line, -errno, "%s: VIDIOC_REQBUFS: %s", b->device,
-			   strerror(errno));
+	v4l2_ioctl(d->fd, VIDIOC_S_PARM, &sp);	/* not every device has rates */
+	if (v4l2_ioctl(d->fd, VIDIOC_REQBUFS, &rb) < 0 || rb.count < 1) {
+		r = dev_fail(msg, len, errno ? errno : ENOMEM, "%s: VIDIOC_REQBUFS: %s", device,
+			     strerror(errno ? errno : ENOMEM));
 		goto fail;
 	}
-	b->nbufs = rb.count > NR_BUFS ? NR_BUFS : rb.count;
-	for (unsigned int i = 0; i < b->nbufs; i++) {
+	d->nbufs = rb.count > NR_BUFS ? NR_BUFS : rb.count;
+	for (unsigned int i = 0; i < d->nbufs; i++) {
 		struct v4l2_buffer buf = { .index = i, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					   .memory = V4L2_MEMORY_MMAP };
 		void *mem;
 
-		if (v4l2_ioctl(b->fd, VIDIOC_QUERYBUF, &buf) < 0) {
-			r = vc_err(err, b->line, -errno, "%s: VIDIOC_QUERYBUF: %s", b->device,
-				   strerror(errno));
+		if (v4l2_ioctl(d->fd, VIDIOC_QUERYBUF, &buf) < 0) {
+			r = dev_fail(msg, len, errno, "%s: VIDIOC_QUERYBUF: %s", device,
+				     strerror(errno));
 			goto fail;
 		}
-		mem = v4l2_mmap(NULL, buf.length, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd,
+		mem = v4l2_mmap(NULL, buf.length, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd,
 				buf.m.offset);
 		if (mem == MAP_FAILED) {
-			r = vc_err(err, b->line, -errno, "%s: mmap: %s", b->device, strerror(errno));
+			r = dev_fail(msg, len, errno, "%s: mmap: %s", device, strerror(errno));
 			goto fail;
 		}
-		b->bufs[i].mem = mem;
-		b->bufs[i].len = buf.length;
-		if (v4l2_ioctl(b->fd, VIDIOC_QBUF, &buf) < 0) {
-			r = vc_err(err, b->line, -errno, "%s: VIDIOC_QBUF: %s", b->device,
-				   strerror(errno));
+		d->bufs[i].mem = mem;
+		d->bufs[i].len = buf.length;
+		if (v4l2_ioctl(d->fd, VIDIOC_QBUF, &buf) < 0) {
+			r = dev_fail(msg, len, errno, "%s: VIDIOC_QBUF: %s", device, strerror(errno));
 			goto fail;
 		}
 	}
-	for (size_t i = 0; i < b->nctrls; i++)	/* what consumers set while it was closed */
-		if (b->dirty[i] && b->ctrls[i].type != V4L2_CTRL_TYPE_BUTTON)
-			apply_ctrl(b, i);
-	if (v4l2_ioctl(b->fd, VIDIOC_STREAMON, &type) < 0) {
-		r = vc_err(err, b->line, -errno, "%s: VIDIOC_STREAMON: %s", b->device,
-			   strerror(errno));
+	for (unsigned int i = 0; i < nctrls; i++)	/* failures: the session logs them later */
+		v4l2_ioctl(d->fd, VIDIOC_S_CTRL, &ctrls[i]);
+	test_delay();
+	if (v4l2_ioctl(d->fd, VIDIOC_STREAMON, &type) < 0) {
+		r = dev_fail(msg, len, errno, "%s: VIDIOC_STREAMON: %s", device, strerror(errno));
 		goto fail;
 	}
-	b->mode = *mode;
 	return 0;
 fail:
-	v4l2_stop(b);
+	dev_close(d);
 	return r;
+}
+
+static void kick(int efd)
+{
+	uint64_t one = 1;
+
+	/* Only fails when the counter would overflow: it is readable then anyway. */
+	if (write(efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static void *worker(void *arg)
+{
+	struct v4l2_backend *b = arg;
+
+	for (;;) {
+		struct v4l2_control ctrls[VC_MAX_CTRLS];
+		unsigned int nctrls;
+		int op;
+		uint64_t gen;
+		struct vc_mode mode;
+		char msg[sizeof(b->msg)] = "";
+		int r;
+
+		pthread_mutex_lock(&b->mu);
+		while (!b->ncmds)
+			pthread_cond_wait(&b->cv, &b->mu);
+		op = b->cmds[0].op;
+		gen = b->cmds[0].gen;
+		mode = b->cmds[0].mode;
+		nctrls = b->cmds[0].nctrls;
+		memcpy(ctrls, b->cmds[0].ctrls, sizeof(ctrls[0]) * nctrls);
+		memmove(b->cmds, b->cmds + 1, --b->ncmds * sizeof(b->cmds[0]));
+		pthread_mutex_unlock(&b->mu);
+		switch (op) {
+		case CMD_START:
+			r = dev_open(&b->dev, b->device, &mode, ctrls, nctrls, msg, sizeof(msg));
+			pthread_mutex_lock(&b->mu);
+			b->done_gen = gen;
+			b->result = r;
+			memcpy(b->msg, msg, sizeof(msg));
+			pthread_mutex_unlock(&b->mu);
+			kick(b->efd);
+			break;
+		case CMD_STOP:
+			dev_close(&b->dev);
+			break;
+		default:	/* CMD_QUIT: release() left the instance to us */
+			dev_close(&b->dev);
+			free_instance(b);
+			return NULL;
+		}
+	}
+}
+
+/*
+ * Queues a command for the worker; CMD_START takes the controls whose values the device
+ * does not have yet. The queue is never full: start and stop alternate, and the worker
+ * takes each at once.
+ */
+static void request(struct v4l2_backend *b, int op, const struct vc_mode *mode)
+{
+	pthread_mutex_lock(&b->mu);
+	if (b->ncmds < sizeof(b->cmds) / sizeof(b->cmds[0])) {
+		b->cmds[b->ncmds].op = op;
+		b->cmds[b->ncmds].gen = b->gen;
+		b->cmds[b->ncmds].nctrls = 0;
+		if (mode)
+			b->cmds[b->ncmds].mode = *mode;
+		for (size_t i = 0; op == CMD_START && i < b->nctrls; i++) {
+			if (!b->dirty[i] || b->ctrls[i].type == V4L2_CTRL_TYPE_BUTTON)
+				continue;
+			b->cmds[b->ncmds].ctrls[b->cmds[b->ncmds].nctrls++] =
+				(struct v4l2_control){ .id = b->ctrls[i].id,
+						       .value = (int32_t)b->values[i] };
+			b->dirty[i] = false;
+		}
+		b->ncmds++;
+	}
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void v4l2_stop(void *priv)
+{
+	struct v4l2_backend *b = priv;
+
+	if (b->state == ST_IDLE)
+		return;
+	if (b->state == ST_OPEN)
+		epoll_ctl(b->epfd, EPOLL_CTL_DEL, b->fd, NULL);
+	b->fd = -1;
+	b->state = ST_IDLE;
+	request(b, CMD_STOP, NULL);	/* the device goes back to the worker */
+}
+
+static int v4l2_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
+{
+	struct v4l2_backend *b = priv;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int r;
+
+	if (b->state != ST_IDLE)
+		v4l2_stop(b);
+	if (b->efd < 0) {
+		b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		b->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (b->efd < 0 || b->epfd < 0)
+			return vc_err(err, 0, -errno, "eventfd/epoll: %s", strerror(errno));
+		ev.data.fd = b->efd;
+		if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, b->efd, &ev) < 0)
+			return vc_err(err, 0, -errno, "epoll: %s", strerror(errno));
+	}
+	if (!b->worker) {
+		r = pthread_create(&b->thread, NULL, worker, b);
+		if (r)
+			return vc_err(err, 0, -r, "cannot start a thread: %s", strerror(r));
+		b->worker = true;
+	}
+	b->mode = *mode;
+	b->gen++;
+	b->state = ST_OPENING;
+	request(b, CMD_START, mode);
+	return 0;
+}
+
+/*
+ * produce() while the worker opens the device: -EAGAIN until it answers; then the device is
+ * ours (0), or the failure is reported once (-ENODEV).
+ */
+static int take_device(struct v4l2_backend *b, struct vc_frame *fr)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint64_t v;
+	bool ready;
+	int r;
+
+	if (read(b->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	pthread_mutex_lock(&b->mu);
+	ready = b->done_gen == b->gen;
+	r = b->result;
+	if (ready && r < 0)
+		snprintf(fr->note, sizeof(fr->note), "v4l2: cannot stream %ux%u from %s",
+			 b->mode.width, b->mode.height, b->msg);
+	pthread_mutex_unlock(&b->mu);
+	if (!ready)
+		return -EAGAIN;
+	if (r < 0) {
+		/* The device may not have the values the start carried: again at the next one. */
+		for (size_t i = 0; i < b->nctrls; i++)
+			b->dirty[i] = b->ctrls[i].type != V4L2_CTRL_TYPE_BUTTON;
+		b->state = ST_FAILED;
+		return -ENODEV;
+	}
+	b->state = ST_OPEN;
+	b->fd = b->dev.fd;
+	ev.data.fd = b->fd;
+	if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, b->fd, &ev) < 0) {
+		snprintf(fr->note, sizeof(fr->note), "v4l2: epoll: %s", strerror(errno));
+		b->state = ST_FAILED;
+		return -ENODEV;
+	}
+	for (size_t i = 0; i < b->nctrls; i++)	/* what consumers set while it was starting */
+		if (b->dirty[i] && b->ctrls[i].type != V4L2_CTRL_TYPE_BUTTON)
+			apply_ctrl(b, i);
+	return 0;
 }
 
 /* Copies a frame whose lines may be padded into the bridge's layout. */
@@ -394,7 +658,7 @@ static size_t copy_frame(const struct v4l2_backend *b, const uint8_t *src, size_
 			 struct vc_frame *fr)
 {
 	uint32_t dbpl = vc_bytesperline(b->mode.pixelformat, b->mode.width);
-	uint32_t sbpl = b->pix.bytesperline;
+	uint32_t sbpl = b->dev.pix.bytesperline;
 	size_t need = vc_sizeimage(b->mode.pixelformat, b->mode.width, b->mode.height);
 	size_t rows, o = 0;
 
@@ -423,7 +687,13 @@ static int v4l2_produce(void *priv, struct vc_frame *fr)
 	struct v4l2_buffer last = { 0 };
 	bool have = false;
 
-	if (b->fd < 0)
+	if (b->state == ST_OPENING) {
+		int r = take_device(b, fr);
+
+		if (r < 0)
+			return r;
+	}
+	if (b->state != ST_OPEN)
 		return -ENODEV;
 	for (;;) {
 		/* Ask first: libv4l2 logs every failed DQBUF, EAGAIN included. */
@@ -458,23 +728,36 @@ static int v4l2_produce(void *priv, struct vc_frame *fr)
 	}
 	if (!have)
 		return -EAGAIN;
-	if (last.index < b->nbufs && !(last.flags & V4L2_BUF_FLAG_ERROR))
-		fr->bytesused = copy_frame(b, b->bufs[last.index].mem, last.bytesused, fr);
+	if (last.index < b->dev.nbufs && !(last.flags & V4L2_BUF_FLAG_ERROR))
+		fr->bytesused = copy_frame(b, b->dev.bufs[last.index].mem, last.bytesused, fr);
 	else
 		fr->bytesused = 0;
+	/* The device's capture time, if it is on our clock (a UVC camera's, a sensor's). */
+	if ((last.flags & V4L2_BUF_FLAG_TIMESTAMP_MASK) == V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
+		fr->capture_ns = (uint64_t)last.timestamp.tv_sec * 1000000000u +
+				 (uint64_t)last.timestamp.tv_usec * 1000u;
 	v4l2_ioctl(b->fd, VIDIOC_QBUF, &last);
 	return fr->bytesused ? 0 : -EAGAIN;
 }
 
 static int v4l2_clock_fd(void *priv)
 {
-	return ((struct v4l2_backend *)priv)->fd;
+	return ((struct v4l2_backend *)priv)->epfd;
 }
 
 static void v4l2_release(void *priv)
 {
-	v4l2_stop(priv);
-	free(priv);
+	struct v4l2_backend *b = priv;
+
+	if (!b)
+		return;
+	v4l2_stop(b);
+	if (!b->worker) {
+		free_instance(b);
+		return;
+	}
+	request(b, CMD_QUIT, NULL);
+	pthread_detach(b->thread);
 }
 
 const struct vc_backend_ops vc_backend_v4l2 = {

@@ -17,7 +17,10 @@
 #   mean latency from the producer's QBUF to the consumer's DQBUF, through two bridges and
 #   viacamd, is well under the 50 ms a 100 ms timer would add on average);
 # - the v4l2 backend forwards the device's controls: vivid's are the camera's, a value set
-#   while idle reaches vivid when the stream starts, one set while streaming at once.
+#   while idle reaches vivid when the stream starts, one set while streaming at once;
+# - capture times pass through the v4l2 backend and both bridges unchanged;
+# - a device that takes 2 s to start does not stall another camera; one that has gone is
+#   reported with its error.
 . "$(dirname "$0")/../lib.sh"
 
 load_viacam devices=0
@@ -236,7 +239,7 @@ check "...never waiting more than the camera's timeout and slack for a frame (ma
 kill $prod 2>/dev/null; wait $prod 2>/dev/null
 
 # --- own clock, latency: vctest's numbered frames at 10 fps through the v4l2 backend
-"$BIN/vctest" produce /dev/video61 -W 320 -H 240 -r 10 -P -n 100000 -T /tmp/prod.times \
+"$BIN/vctest" produce /dev/video61 -W 320 -H 240 -r 10 -P -n 100000 -S 30 -T /tmp/prod.times \
 	>"$RES/producer3.log" 2>&1 &
 prod=$!
 "$BIN/vctest" consume /dev/video64 -n 100000 -t 10 -T /tmp/cons.times >"$RES/latency-consumer.log" 2>&1
@@ -250,6 +253,12 @@ lat=$(awk 'NR == FNR { p[$1] = $2; next } ($1 in p) { d = $2 - p[$1]; s += d; n+
 read -r n mean worst <<<"$lat"
 check "the v4l2 backend passes each frame on when its device delivers it: $n frames in 10 s, mean latency $mean ms (worst $worst; a 100 ms timer would add 50 on average)" \
 	awk -v n="$n" -v m="$mean" 'BEGIN { exit !(n >= 60 && m < 25) }'
+# the producer stamped each frame "captured 30 ms before QBUF": that time passes the first
+# bridge, the v4l2 backend (the proxied buffer's timestamp) and the second bridge unchanged
+eq=$(awk 'NR == FNR { st[$1] = $3; next } ($1 in st) { n++; d = $3 - st[$1]; if (d < 0.0015 && d > -0.0015) eq++ }
+	END { print eq + 0, n + 0 }' /tmp/prod.times /tmp/cons.times)
+check "...and each frame's capture time with it, to the microsecond: $eq frames ($(tail -n 1 "$RES/latency-consumer.log"))" \
+	awk -v e="$eq" 'BEGIN { split(e, a, " "); exit !(a[2] >= 60 && a[1] == a[2]) }'
 
 # --- own clock: a live source at 10 fps; every frame new, at the source's pace
 "$BIN/vctest" consume /dev/video58 -a -n 100000 -t 8 >"$RES/live-consumer.log" 2>&1
@@ -291,8 +300,74 @@ wait $cons
 kill $daemon; wait $daemon
 check "viacamd stops cleanly" grep -q 'viacamd: stopped' "$log"
 grep -h 'viacamd:' "$log" | grep -v ': streaming \|stopped (' | tail -n 30 >"$RES/viacamd-tail.log"
+
+# --- a slow device does not stall the other cameras: the v4l2 backend opens, sets up and
+# starts its device in its own thread (VIACAMD_TEST_V4L2_START_MS holds it 2 s before
+# STREAMON, as a slow camera would); a pattern camera's consumer meanwhile gets every frame.
+# A device that has gone by the time a consumer streams is reported once, with its error.
+cat >$cfg/slow.conf <<CONF
+[camera pat]
+video_nr = 70
+backend_nr = 71
+backend = pattern
+formats = YUYV
+sizes = 320x240
+rates = 30
+
+[camera slow]
+video_nr = 72
+backend_nr = 73
+backend = v4l2
+device = /dev/video60
+formats = YUYV
+
+[camera gone]
+video_nr = 74
+backend_nr = 75
+backend = v4l2
+device = /dev/video60
+CONF
+"$BIN/vctest" produce /dev/video61 -W 320 -H 240 -r 10 -P -n 100000 >"$RES/producer4.log" 2>&1 &
+prod=$!
+slog=$RES/viacamd-slow.log
+VIACAMD_TEST_V4L2_START_MS=2000 "$BIN/viacamd" -c $cfg/slow.conf >"$slog" 2>&1 &
+daemon=$!
+wait_for 60 test -e /dev/video70 -a -e /dev/video72 -a -e /dev/video74 ||
+	{ cat "$slog"; die "viacamd did not create the cameras of slow.conf"; }
+"$BIN/vctest" consume /dev/video70 -a -n 100000 -t 7 >"$RES/pat-consumer.log" 2>&1 &
+cons=$!
+sleep 2
+# 60 frames at 10 fps; the bridge fills the first second or two with neutral frames (its
+# timeout) while the device starts
+"$BIN/vctest" consume /dev/video72 -n 60 -t 20 >"$RES/slow-consumer.log" 2>&1
+out=$(tail -n 1 "$RES/slow-consumer.log")
+real=$(sed -nE 's/.* real=([0-9]+).*/\1/p' <<<"$out")
+neutral=$(sed -nE 's/.* neutral=([0-9]+).*/\1/p' <<<"$out")
+check "a camera whose device takes 2 s to start streams the device's frames after it ($out)" \
+	test "${real:-0}" -ge 25 -a "${neutral:-0}" -ge 1
+wait $cons
+out=$(tail -n 1 "$RES/pat-consumer.log")
+gap=$(sed -nE 's/.*max_gap_ms=([0-9]+).*/\1/p' <<<"$out")
+check "...while the pattern camera's consumer waited at most ${gap:-?} ms for a frame ($out)" \
+	test "${gap:-99999}" -lt 500
+# a consumer that leaves while the device is still starting, then one that streams
+timeout -s KILL 1 "$BIN/vctest" consume /dev/video72 -n 100 >/dev/null 2>&1
+"$BIN/vctest" consume /dev/video72 -n 100 -t 30 >"$RES/slow-consumer2.log" 2>&1
+out=$(tail -n 1 "$RES/slow-consumer2.log")
+real=$(sed -nE 's/.* real=([0-9]+).*/\1/p' <<<"$out")
+check "...and after a consumer left during the start, the next one gets the device's frames ($out)" \
+	test "${real:-0}" -ge 30
+kill $prod 2>/dev/null; wait $prod 2>/dev/null
 id=$(cat /sys/class/video4linux/video60/viacam_id 2>/dev/null)
 [ -n "$id" ] && "$BIN/viacamctl" remove "$id" >>"$RES/add.log" 2>&1
+wait_for 10 test ! -e /dev/video60
+timeout 15 ffmpeg -nostdin -loglevel error -f v4l2 -video_size 320x240 -i /dev/video74 \
+	-frames:v 3 -f null - >"$RES/ffmpeg-gone.log" 2>&1
+reported() { grep -q "camera gone: v4l2: cannot stream [0-9]*x[0-9]* from /dev/video60: No such file or directory" "$slog"; }
+check "a device gone before its camera streams is reported: $(grep 'camera gone' "$slog" | tail -n 2 | tr '\n' ' ')" \
+	wait_for 10 reported
+kill $daemon; wait $daemon
+check "...and viacamd stops cleanly" grep -q 'viacamd: stopped' "$slog"
 rmmod vivid
 rmmod viacam || fail "rmmod viacam"
 finish
