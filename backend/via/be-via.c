@@ -24,16 +24,32 @@
  * VIA_LOCK_DIR/via-i2c-MAJ-MIN.lock (the sensor bus's device number) until stop(), and
  * create() skips the sensor check when that lock is held (the sensor is then known to be
  * there). The model without a bus has no shared chip and no lock. Without the directory (no
- * viacamd runs: its RuntimeDirectory) nothing can be streaming, and nothing is locked. Frames are found by polling the
- * engine's status (INTCTRL.EAV) in produce() and copied out of VRAM by the CPU.
+ * viacamd runs: its RuntimeDirectory) nothing can be streaming, and nothing is locked.
+ *
+ * The engine keeps its own clock. Once the instance has started, a worker thread owns the
+ * hardware: it powers and sets up the sensor and the engine (tens of milliseconds of sleeps
+ * and I2C writes), polls the engine's status (INTCTRL.EAV) every millisecond, copies each
+ * finished frame out of VRAM with the time it was seen (the capture time), and wakes the
+ * session through an eventfd (clock_fd). produce() hands over the newest frame; start(),
+ * stop() and set_ctrl() only queue commands, so no op waits for the hardware (backend.h).
+ *
+ * Threads: create(), describe() and controls() run before the worker exists and may use the
+ * hardware. After that, io, st, eng and lock_fd are the worker's alone; the event loop keeps
+ * its own copy of the control values (shadow) to check them. mu guards the command queue,
+ * the answer to the newest start (done_gen, result, msg), news for people (note) and the
+ * newest frame (ready, ready_new, ready_ns). release() queues CMD_QUIT: the worker stops
+ * the hardware, closes the transport and frees the instance.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -55,18 +71,58 @@ enum via_transport { T_MODEL, T_PCI, T_DRM };
 #define VIA_LOCK_DIR "/run/viacamd"	/* viacamd.service's RuntimeDirectory */
 #endif
 
+enum { CMD_START, CMD_STOP, CMD_CTRL, CMD_QUIT };
+#define VIA_NCMDS 64
+/* How long a start waits for another instance (a reload's old one) to let go of the sensor. */
+#define VIA_LOCK_WAIT_MS 2000
+
+enum via_state { VS_IDLE, VS_STARTING, VS_RUNNING, VS_FAILED };
+
+struct via_cmd {
+	int op;
+	uint64_t gen;		/* CMD_START: its number */
+	struct vc_mode mode;	/* CMD_START */
+	uint32_t id;		/* CMD_CTRL */
+	int64_t value;
+};
+
 struct via_backend {
+	/* the hardware: create()'s, then the worker's alone */
 	struct via_io io;
 	bool io_open;
 	enum via_transport transport;
 	bool olpc_power;
 	struct ov7670_state st;
 	struct via_engine eng;
-	bool started;
+	bool started;		/* engine and sensor running */
 	bool model_error_logged;
 	int lock_fd;		/* the sensor's lock file while started (else -1) */
+	uint8_t *wbuf;		/* the frame being copied out of VRAM */
+	uint32_t bpl;		/* the bridge's bytes per line of the running mode */
+	size_t frame_len;
 	uint32_t sizes[VC_MAX_MODES][2];
 	size_t nsizes;
+
+	/* the event loop's */
+	enum via_state state;
+	struct ov7670_state shadow;	/* control values, to check them */
+	uint64_t gen;		/* of the newest CMD_START */
+	bool worker;
+	pthread_t thread;
+	int efd;		/* clock_fd(): a frame, a start's answer or a note is waiting */
+
+	/* mu: cmds/ncmds, done_gen/result/msg, note, ready/ready_new/ready_ns */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct via_cmd cmds[VIA_NCMDS];
+	unsigned int ncmds;
+	uint64_t done_gen;
+	int result;
+	char msg[200];
+	char note[200];
+	uint8_t *ready;		/* the newest complete frame */
+	bool ready_new;		/* not handed to produce() yet */
+	uint64_t ready_ns;	/* when the engine had finished it */
 };
 
 static const char *const via_keys[] = {
@@ -225,6 +281,18 @@ static void close_transport(struct via_backend *b)
 	b->io_open = false;
 }
 
+static void free_instance(struct via_backend *b)
+{
+	close_transport(b);
+	if (b->efd >= 0)
+		close(b->efd);
+	pthread_mutex_destroy(&b->mu);
+	pthread_cond_destroy(&b->cv);
+	free(b->wbuf);
+	free(b->ready);
+	free(b);
+}
+
 static int via_create(const struct vc_backend_conf *conf, void **ret, struct vc_error *err)
 {
 	struct via_backend *b = calloc(1, sizeof(*b));
@@ -233,13 +301,18 @@ static int via_create(const struct vc_backend_conf *conf, void **ret, struct vc_
 
 	if (!b)
 		return -ENOMEM;
+	b->efd = -1;
+	b->lock_fd = -1;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
 	ov7670_state_init(&b->st);
+	b->shadow = b->st;
 	for (size_t i = 0; i < conf->nsizes; i++) {
 		uint32_t w = conf->sizes[i][0], h = conf->sizes[i][1];
 
 		if (w < VIA_MIN_WIDTH || w > VIA_MAX_WIDTH || h < VIA_MIN_HEIGHT ||
 		    h > VIA_MAX_HEIGHT) {
-			free(b);
+			free_instance(b);
 			return vc_err(err, conf->sizes_line, -EINVAL,
 				      "size %ux%u is outside what the VIA engine makes (%ux%u to %ux%u)",
 				      w, h, VIA_MIN_WIDTH, VIA_MIN_HEIGHT, VIA_MAX_WIDTH,
@@ -255,7 +328,7 @@ static int via_create(const struct vc_backend_conf *conf, void **ret, struct vc_
 	}
 	r = open_transport(b, conf, err);
 	if (r < 0) {
-		free(b);
+		free_instance(b);
 		return r;
 	}
 	b->lock_fd = -1;
@@ -275,7 +348,7 @@ static int via_create(const struct vc_backend_conf *conf, void **ret, struct vc_
 		const struct vc_kv *bus = vc_conf_key(conf, "sensor_bus");
 
 		close_transport(b);
-		free(b);
+		free_instance(b);
 		return vc_err(err, bus ? bus->line : 0, r, "%s", msg);
 	}
 	*ret = b;
@@ -314,18 +387,71 @@ static int via_controls(void *priv, struct viacam_ctrl *ctrls)
 	return OV_NCTRLS;
 }
 
-static int via_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
+static void kick(int efd)
 {
-	struct via_backend *b = priv;
-	int r;
+	uint64_t one = 1;
 
+	/* Only fails when the counter would overflow: it is readable then anyway. */
+	if (write(efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+/* Worker: news for people, handed to produce() (the first one wins until it is read). */
+static void post_note(struct via_backend *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void post_note(struct via_backend *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&b->mu);
+	if (!b->note[0]) {
+		va_start(ap, fmt);
+		vsnprintf(b->note, sizeof(b->note), fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&b->mu);
+	kick(b->efd);
+}
+
+/* Worker: the sensor's lock, waiting a while for an instance that is letting go of it. */
+static int take_lock(struct via_backend *b, char *msg, size_t len)
+{
 	b->lock_fd = open_lock(b);
-	if (b->lock_fd >= 0 && flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		close(b->lock_fd);
-		b->lock_fd = -1;
-		return vc_err(err, 0, -EBUSY,
-			      "the sensor on %s is streaming for another camera of viacamd",
-			      b->io.i2c_name);
+	if (b->lock_fd < 0)
+		return 0;
+	for (int waited = 0; flock(b->lock_fd, LOCK_EX | LOCK_NB) < 0; waited += 10) {
+		if (errno != EWOULDBLOCK || waited >= VIA_LOCK_WAIT_MS) {
+			close(b->lock_fd);
+			b->lock_fd = -1;
+			snprintf(msg, len, "the sensor on %s is streaming for another camera of viacamd",
+				 b->io.i2c_name);
+			return -EBUSY;
+		}
+		via_sleep_ms(10);
+	}
+	return 0;
+}
+
+/* Worker: power and set up the sensor and the engine for @mode. 0 or -errno with @msg. */
+static int hw_start(struct via_backend *b, const struct vc_mode *mode, char *msg, size_t len)
+{
+	int r = take_lock(b, msg, len);
+
+	if (r < 0)
+		return r;
+	b->bpl = vc_bytesperline(mode->pixelformat, mode->width);
+	b->frame_len = (size_t)b->bpl * mode->height;
+	free(b->wbuf);
+	b->wbuf = malloc(b->frame_len);
+	pthread_mutex_lock(&b->mu);
+	free(b->ready);
+	b->ready = malloc(b->frame_len);
+	b->ready_new = false;
+	pthread_mutex_unlock(&b->mu);
+	if (!b->wbuf || !b->ready) {
+		r = -ENOMEM;
+		snprintf(msg, len, "out of memory");
+		goto fail;
 	}
 	b->st.rgb565 = mode->pixelformat == V4L2_PIX_FMT_RGB565;
 	b->st.fps = mode->interval_num ? mode->interval_den / mode->interval_num : 30;
@@ -334,13 +460,13 @@ static int via_start(void *priv, const struct vc_mode *mode, struct vc_error *er
 		sensor_power(&b->io, true);
 	r = ov7670_setup(&b->io, &b->st);
 	if (r < 0) {
-		r = vc_err(err, 0, r, "sensor setup failed: %s", b->io.error);
+		snprintf(msg, len, "sensor setup failed: %.170s", b->io.error);
 		goto fail;
 	}
 	r = via_engine_configure(&b->eng, &b->io, mode->width, mode->height, b->st.rgb565);
 	if (r < 0) {
-		r = vc_err(err, 0, r, "the capture engine cannot make %ux%u%s", mode->width,
-			   mode->height, b->st.rgb565 ? " RGB565" : "");
+		snprintf(msg, len, "the capture engine cannot make %ux%u%s", mode->width,
+			 mode->height, b->st.rgb565 ? " RGB565" : "");
 		goto fail;
 	}
 	via_engine_start(&b->eng);
@@ -356,31 +482,9 @@ fail:
 	return r;
 }
 
-static int via_produce(void *priv, struct vc_frame *fr)
+/* Worker: stop the engine, power the sensor down, let go of the sensor. */
+static void hw_stop(struct via_backend *b)
 {
-	struct via_backend *b = priv;
-	int r;
-
-	if (!b->started)
-		return -EAGAIN;
-	r = via_engine_poll(&b->eng, fr->data, fr->size, fr->bytesperline, 3);
-	if (b->transport == T_MODEL && via_model_error(&b->io) && !b->model_error_logged) {
-		fprintf(stderr, "viacamd: via: the model reports a misprogrammed engine: %s\n",
-			via_model_error(&b->io));
-		b->model_error_logged = true;
-	}
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return -EAGAIN;
-	fr->bytesused = (size_t)fr->bytesperline * fr->mode->height;
-	return 0;
-}
-
-static void via_stop(void *priv)
-{
-	struct via_backend *b = priv;
-
 	if (!b->started)
 		return;
 	via_engine_stop(&b->eng);
@@ -390,23 +494,224 @@ static void via_stop(void *priv)
 	if (b->lock_fd >= 0)	/* the sensor is free for another instance's check */
 		close(b->lock_fd);
 	b->lock_fd = -1;
+	pthread_mutex_lock(&b->mu);
+	b->ready_new = false;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* Worker: one frame slot; polls the engine for up to 10 ms. */
+static void hw_poll(struct via_backend *b)
+{
+	struct timespec ts;
+	uint8_t *t;
+	int r = via_engine_poll(&b->eng, b->wbuf, b->frame_len, b->bpl, 10);
+
+	if (b->transport == T_MODEL && via_model_error(&b->io) && !b->model_error_logged) {
+		post_note(b, "via: the model reports a misprogrammed engine: %s",
+			  via_model_error(&b->io));
+		b->model_error_logged = true;
+	}
+	if (r <= 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	pthread_mutex_lock(&b->mu);
+	t = b->ready;
+	b->ready = b->wbuf;
+	b->wbuf = t;
+	b->ready_new = true;
+	b->ready_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	pthread_mutex_unlock(&b->mu);
+	kick(b->efd);
+}
+
+static void *worker(void *arg)
+{
+	struct via_backend *b = arg;
+
+	for (;;) {
+		struct via_cmd c;
+		char msg[sizeof(b->msg)] = "";
+		int r;
+
+		pthread_mutex_lock(&b->mu);
+		while (!b->ncmds && !b->started)
+			pthread_cond_wait(&b->cv, &b->mu);
+		if (!b->ncmds) {
+			pthread_mutex_unlock(&b->mu);
+			hw_poll(b);
+			continue;
+		}
+		c = b->cmds[0];
+		memmove(b->cmds, b->cmds + 1, --b->ncmds * sizeof(b->cmds[0]));
+		pthread_mutex_unlock(&b->mu);
+		switch (c.op) {
+		case CMD_START:
+			hw_stop(b);
+			r = hw_start(b, &c.mode, msg, sizeof(msg));
+			pthread_mutex_lock(&b->mu);
+			b->done_gen = c.gen;
+			b->result = r;
+			memcpy(b->msg, msg, sizeof(msg));
+			pthread_mutex_unlock(&b->mu);
+			kick(b->efd);
+			break;
+		case CMD_STOP:
+			hw_stop(b);
+			break;
+		case CMD_CTRL:
+			/* Stopped: the sensor is off; the state is kept for the next start. */
+			r = ov7670_set_ctrl(b->started ? &b->io : NULL, &b->st, c.id, c.value);
+			if (r < 0)
+				post_note(b, "via: setting control %#x to %lld failed: %s", c.id,
+					  (long long)c.value, strerror(-r));
+			break;
+		default:	/* CMD_QUIT: release() left the instance to us */
+			hw_stop(b);
+			free_instance(b);
+			return NULL;
+		}
+	}
+}
+
+/* Queues a command. A control replaces a queued value of the same control. */
+static int request(struct via_backend *b, const struct via_cmd *c)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&b->mu);
+	for (unsigned int i = 0; c->op == CMD_CTRL && i < b->ncmds; i++) {
+		if (b->cmds[i].op == CMD_CTRL && b->cmds[i].id == c->id) {
+			b->cmds[i].value = c->value;
+			goto out;
+		}
+	}
+	if (b->ncmds < VIA_NCMDS)
+		b->cmds[b->ncmds++] = *c;
+	else
+		r = -EBUSY;
+out:
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
+static int via_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
+{
+	struct via_backend *b = priv;
+	struct via_cmd c = { .op = CMD_START, .mode = *mode };
+	int r;
+
+	if (!vc_bytesperline(mode->pixelformat, mode->width))
+		return vc_err(err, 0, -EINVAL, "not a format of the engine");
+	if (b->efd < 0) {
+		b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (b->efd < 0)
+			return vc_err(err, 0, -errno, "eventfd: %s", strerror(errno));
+	}
+	if (!b->worker) {
+		r = pthread_create(&b->thread, NULL, worker, b);
+		if (r)
+			return vc_err(err, 0, -r, "cannot start a thread: %s", strerror(r));
+		b->worker = true;
+	}
+	c.gen = ++b->gen;
+	r = request(b, &c);
+	if (r < 0)
+		return vc_err(err, 0, r, "the worker is busy");
+	b->state = VS_STARTING;
+	return 0;
+}
+
+static int via_produce(void *priv, struct vc_frame *fr)
+{
+	struct via_backend *b = priv;
+	uint64_t v;
+	int r = -EAGAIN;
+
+	if (b->state == VS_IDLE)
+		return -EAGAIN;
+	if (b->state == VS_FAILED)
+		return -ENODEV;
+	if (read(b->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return -errno;
+	pthread_mutex_lock(&b->mu);
+	if (b->note[0]) {
+		snprintf(fr->note, sizeof(fr->note), "%s", b->note);
+		b->note[0] = 0;
+	}
+	if (b->state == VS_STARTING && b->done_gen == b->gen) {
+		if (b->result < 0) {
+			snprintf(fr->note, sizeof(fr->note), "via: cannot start %ux%u: %s",
+				 fr->mode->width, fr->mode->height, b->msg);
+			b->state = VS_FAILED;
+			r = -ENODEV;
+		} else {
+			b->state = VS_RUNNING;
+		}
+	}
+	if (b->state == VS_RUNNING && b->ready_new && b->ready) {
+		uint32_t line = b->bpl < fr->bytesperline ? b->bpl : fr->bytesperline;
+
+		for (uint32_t y = 0; y < fr->mode->height &&
+				     (size_t)(y + 1) * fr->bytesperline <= fr->size; y++)
+			memcpy(fr->data + (size_t)y * fr->bytesperline, b->ready + (size_t)y * b->bpl,
+			       line);
+		fr->bytesused = (size_t)fr->bytesperline * fr->mode->height;
+		fr->capture_ns = b->ready_ns;
+		b->ready_new = false;
+		r = 0;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
+static int via_clock_fd(void *priv)
+{
+	return ((struct via_backend *)priv)->efd;
+}
+
+static void via_stop(void *priv)
+{
+	struct via_backend *b = priv;
+	struct via_cmd c = { .op = CMD_STOP };
+
+	if (b->state == VS_IDLE)
+		return;
+	b->state = VS_IDLE;
+	request(b, &c);
 }
 
 static int via_set_ctrl(void *priv, uint32_t id, int64_t value)
 {
 	struct via_backend *b = priv;
+	struct via_cmd c = { .op = CMD_CTRL, .id = id, .value = value };
+	int r;
 
-	/* Stopped: the sensor is off; the state is kept for the next start. */
-	return ov7670_set_ctrl(b->started ? &b->io : NULL, &b->st, id, value);
+	/* Checked against the loop's copy; the worker sets the sensor. */
+	r = ov7670_set_ctrl(NULL, &b->shadow, id, value);
+	if (r < 0)
+		return r;
+	if (!b->worker)	/* never started: the hardware is create()'s leftovers, idle */
+		return ov7670_set_ctrl(NULL, &b->st, id, value);
+	return request(b, &c);
 }
 
 static void via_release(void *priv)
 {
 	struct via_backend *b = priv;
+	struct via_cmd c = { .op = CMD_QUIT };
 
-	via_stop(b);
-	close_transport(b);
-	free(b);
+	if (!b)
+		return;
+	if (!b->worker) {
+		free_instance(b);
+		return;
+	}
+	b->state = VS_IDLE;
+	/* Never refused: the queue holds at most a few controls besides start and stop. */
+	while (request(b, &c) < 0)
+		via_sleep_ms(1);
+	pthread_detach(b->thread);
 }
 
 const struct vc_backend_ops vc_backend_via = {
@@ -419,6 +724,7 @@ const struct vc_backend_ops vc_backend_via = {
 	.controls = via_controls,
 	.start = via_start,
 	.produce = via_produce,
+	.clock_fd = via_clock_fd,
 	.stop = via_stop,
 	.set_ctrl = via_set_ctrl,
 	.release = via_release,

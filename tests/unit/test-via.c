@@ -6,16 +6,19 @@
  * with the sensor's side effects, and the sensor checks report what they found.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <linux/videodev2.h>
 
+#include "backend.h"
 #include "ov7670-regs.h"
 #include "ov7670.h"
 #include "via-engine.h"
@@ -65,6 +68,95 @@ static void assert_matches_model(struct via_io *io, const uint8_t *frame, uint32
 	if ((size_t)same != total)
 		fail_msg("%zu of %zu static pixels differ from the model's render",
 			 total - (size_t)same, total);
+}
+
+extern const struct vc_backend_ops vc_backend_via;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The backend as the session drives it, on the model with the real clock: start() returns at
+ * once although the XO-1.5's sensor power-up alone sleeps 40 ms (the worker does it), the
+ * engine's own clock wakes the session (clock_fd) about 30 times a second, every frame
+ * carries the time the engine finished it, and controls are checked at once and set by the
+ * worker while it streams.
+ */
+static void test_backend_own_clock(void **state)
+{
+	struct vc_kv kv[] = { { (char *)"transport", (char *)"model", 1 },
+			      { (char *)"olpc_power", (char *)"yes", 2 } };
+	struct vc_backend_conf conf = { .camera = "t", .keys = kv, .nkeys = 2 };
+	struct vc_mode mode = { V4L2_PIX_FMT_YUYV, 320, 240, 1, 30 };
+	static uint8_t buf[320 * 240 * 2];
+	struct vc_frame fr = { .data = buf, .size = sizeof(buf), .mode = &mode,
+			       .bytesperline = 640 };
+	struct vc_error err = { 0 };
+	uint64_t t0, prev = 0;
+	int frames = 0, stamped = 0, wakeups = 0;
+	void *priv;
+
+	(void)state;
+	assert_int_equal(vc_backend_via.create(&conf, &priv, &err), 0);
+	assert_non_null(vc_backend_via.clock_fd);
+	t0 = mono_ns();
+	assert_int_equal(vc_backend_via.start(priv, &mode, &err), 0);
+	if (mono_ns() - t0 > 20000000)
+		fail_msg("start() took %llu ms", (unsigned long long)((mono_ns() - t0) / 1000000));
+	assert_true(vc_backend_via.clock_fd(priv) >= 0);
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 1500000000) {
+		struct pollfd p = { .fd = vc_backend_via.clock_fd(priv), .events = POLLIN };
+
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		wakeups++;
+		fr.capture_ns = 0;
+		fr.note[0] = 0;
+		if (vc_backend_via.produce(priv, &fr) != 0)
+			continue;
+		frames++;
+		assert_int_equal(fr.bytesused, sizeof(buf));
+		if (fr.capture_ns > prev && fr.capture_ns <= mono_ns() &&
+		    fr.capture_ns + 100000000 > mono_ns())
+			stamped++;
+		prev = fr.capture_ns;
+		if (frames == 5) {
+			assert_int_equal(vc_backend_via.set_ctrl(priv, V4L2_CID_CONTRAST, 100), 0);
+			assert_int_equal(vc_backend_via.set_ctrl(priv, V4L2_CID_BRIGHTNESS, 999),
+					 -EINVAL);
+		}
+	}
+	/* 1.5 s at 30 fps, less the sensor's setup; a spinning clock would wake far more often */
+	assert_in_range(frames, 30, 46);
+	assert_int_equal(stamped, frames);
+	assert_in_range(wakeups, frames, frames + 10);
+	vc_backend_via.stop(priv);
+	/* stopped: no frame comes any more */
+	{
+		struct pollfd p = { .fd = vc_backend_via.clock_fd(priv), .events = POLLIN };
+
+		if (poll(&p, 1, 200) > 0)
+			assert_int_equal(vc_backend_via.produce(priv, &fr), -EAGAIN);
+	}
+	/* and it starts again */
+	assert_int_equal(vc_backend_via.start(priv, &mode, &err), 0);
+	frames = 0;
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 1000000000 && frames < 3) {
+		struct pollfd p = { .fd = vc_backend_via.clock_fd(priv), .events = POLLIN };
+
+		if (poll(&p, 1, 200) > 0 && vc_backend_via.produce(priv, &fr) == 0)
+			frames++;
+	}
+	assert_int_equal(frames, 3);
+	vc_backend_via.stop(priv);
+	vc_backend_via.release(priv);
 }
 
 static void test_probe(void **state)
@@ -340,6 +432,7 @@ static void test_flip_and_bars_in_frames(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_backend_own_clock),
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_absent_sensor),
 		cmocka_unit_test(test_sizes_and_formats),
