@@ -11,7 +11,8 @@
 #       serves no camera on a machine without a VIA chip and says so once; an edited config
 #       is applied by `systemctl reload` and a client in group video captures from it; a
 #       broken edit fails the reload, is logged as FILE:LINE with error priority and changes
-#       nothing; `systemctl stop viacamd` leaves the streaming client with repeated frames.
+#       nothing; a gst camera streams under the unit's sandbox; `systemctl stop viacamd`
+#       leaves the streaming client with repeated frames.
 . "$(dirname "$0")/lib.sh"
 conf=/etc/viacam/viacam.conf
 
@@ -82,6 +83,16 @@ check_phase() {
 	formats = YUYV
 	sizes = 320x240 640x480
 	rates = 30 15
+
+	[camera gst]
+	label = viacam gst camera
+	video_nr = 12
+	backend_nr = 13
+	backend = gst
+	pipeline = videotestsrc pattern=smpte75
+	formats = YUYV
+	sizes = 320x240
+	rates = 15
 	CONF
 	systemctl reload viacamd >"$RES/reload-good.out" 2>&1
 	rc=$?
@@ -113,6 +124,15 @@ check_phase() {
 	check "a user in group video captures 10 frames" test "$(stat -c %s /tmp/cap.raw 2>/dev/null)" = $((320 * 240 * 2 * 10))
 	check "...of the pattern, not an empty picture" \
 		test "$(od -An -tu1 -N 153600 /tmp/cap.raw | tr -s ' ' '\n' | sort -u | wc -l)" -gt 20
+	# A GStreamer source under the unit's sandbox (no network, no HOME, no W+X memory).
+	as_video_user v4l2-ctl -d /dev/video12 --set-fmt-video=width=320,height=240,pixelformat=YUYV \
+		--stream-mmap --stream-count=10 --stream-to=/tmp/gst.raw >"$RES/capture-gst.out" 2>&1
+	check "the gst camera streams under the sandbox: 10 frames" \
+		test "$(stat -c %s /tmp/gst.raw 2>/dev/null)" = $((320 * 240 * 2 * 10))
+	check "...of videotestsrc's bars, not the bridge's neutral picture" \
+		test "$(od -An -tu1 -j $((320 * 240 * 2 * 9)) -N 153600 /tmp/gst.raw | tr -s ' ' '\n' | sort -u | wc -l)" -gt 5
+	check "...and GStreamer keeps its registry in viacamd's cache directory ($(ls /var/cache/viacamd 2>&1))" \
+		test -s /var/cache/viacamd/gstreamer-registry.bin
 	check "a user outside group video cannot open the capture node" \
 		bash -c '! as_plain_user v4l2-ctl -d /dev/video10 --all >/dev/null 2>&1'
 	check "...nor may a user in group video open the backend node" \
