@@ -19,7 +19,9 @@
  *    pinning) under cap_qlock. So no consumer waits for the producer's user
  *    space, and neither the producer nor the control node (QUERY takes
  *    cam->lock) waits for a consumer's. No path waits for user space with
- *    cam->lock held: consumer requests are stored and forwarded as events.
+ *    cam->lock held: consumer requests are stored and forwarded as events,
+ *    and a backend's declarations (S_FORMATS, S_CTRLS) copy their arrays
+ *    from user space before cam->lock is taken (viacam_out_declare).
  *    Order: cap_qlock or out_qlock -> cam->lock.
  *    Measurement mode (module parameter queue_lock=0, the 2010 arrangement):
  *    cam->lock is the capture queue's q->lock too, so a consumer's read() or

@@ -218,30 +218,48 @@ static int viacam_check_format(const struct viacam_format *f)
 	return 0;
 }
 
-static int viacam_s_formats(struct viacam_cam *cam, struct viacam_formats *arg)
+/*
+ * VIACAM_IOC_S_FORMATS, first half, with no lock held: the declared array copied from
+ * user space and checked. The copy may wait for user space (a page fault that a
+ * userfaultfd or FUSE mapping answers late), so it must not run under cam->lock, which
+ * every ioctl of the camera's nodes takes. Returns the list (NULL for count 0) or an
+ * ERR_PTR.
+ */
+static struct viacam_format *viacam_formats_copy(const struct viacam_formats *arg)
 {
-	struct viacam_format *list = NULL, *old_list = cam->formats;
-	u32 old_n = cam->nformats, i;
+	struct viacam_format *list;
+	u32 i;
 	int ret;
 
 	if (arg->reserved0 || memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	if (arg->count > VIACAM_MAX_FORMATS)
-		return -EINVAL;
-	if (arg->count) {
-		list = memdup_user(u64_to_user_ptr(arg->formats),
-				   array_size(arg->count, sizeof(*list)));
-		if (IS_ERR(list))
-			return PTR_ERR(list);
-		for (i = 0; i < arg->count; i++) {
-			ret = viacam_check_format(&list[i]);
-			if (ret)
-				goto err_free;
+		return ERR_PTR(-EINVAL);
+	if (!arg->count)
+		return NULL;
+	list = memdup_user(u64_to_user_ptr(arg->formats), array_size(arg->count, sizeof(*list)));
+	if (IS_ERR(list))
+		return list;
+	for (i = 0; i < arg->count; i++) {
+		ret = viacam_check_format(&list[i]);
+		if (ret) {
+			kfree(list);
+			return ERR_PTR(ret);
 		}
 	}
+	return list;
+}
 
+/* The second half, cam->lock held: @list (@count entries, owned now) becomes the offer. */
+static int viacam_s_formats(struct viacam_cam *cam, struct viacam_format *list, u32 count)
+{
+	struct viacam_format *old_list = cam->formats;
+	u32 old_n = cam->nformats;
+	int ret;
+
+	lockdep_assert_held(&cam->lock);
 	cam->formats = list;
-	cam->nformats = arg->count;
+	cam->nformats = count;
 	if (list) {
 		struct v4l2_pix_format old = cam->fmt;
 		struct v4l2_fract old_iv = cam->interval;
@@ -421,45 +439,61 @@ static bool viacam_same_ctrl_set(struct viacam_cam *cam, struct viacam_ctrl_entr
 	return true;
 }
 
-static int viacam_s_ctrls(struct viacam_cam *cam, struct viacam_ctrls *arg)
+/*
+ * VIACAM_IOC_S_CTRLS, first half, with no lock held (see viacam_formats_copy()): the
+ * declared controls copied from user space and checked. Returns the list (NULL for count
+ * 0) or an ERR_PTR.
+ */
+static struct viacam_ctrl_entry *viacam_ctrls_copy(const struct viacam_ctrls *arg)
 {
-	struct viacam_ctrl_entry *list = NULL;
-	struct v4l2_ctrl_handler *hdl;
+	struct viacam_ctrl_entry *list;
 	u32 i, j;
-	int ret = 0;
+	int ret;
 
 	if (arg->reserved0 || memchr_inv(arg->reserved, 0, sizeof(arg->reserved)))
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	if (arg->count > VIACAM_MAX_CTRLS)
-		return -EINVAL;
-	if (arg->count) {
-		list = kvcalloc(arg->count, sizeof(*list), GFP_KERNEL);
-		if (!list)
-			return -ENOMEM;
-		for (i = 0; i < arg->count; i++) {
-			if (copy_from_user(&list[i].d, u64_to_user_ptr(arg->ctrls) +
-					   i * sizeof(struct viacam_ctrl), sizeof(list[i].d))) {
-				ret = -EFAULT;
-				goto out_free;
-			}
-			ret = viacam_check_ctrl(&list[i]);
-			if (ret)
-				goto out_free;
-			for (j = 0; j < i; j++)
-				if (list[j].d.id == list[i].d.id) {
-					ret = -EINVAL;
-					goto out_free;
-				}
-		}
+		return ERR_PTR(-EINVAL);
+	if (!arg->count)
+		return NULL;
+	list = kvcalloc(arg->count, sizeof(*list), GFP_KERNEL);
+	if (!list)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < arg->count; i++) {
+		ret = -EFAULT;
+		if (copy_from_user(&list[i].d, u64_to_user_ptr(arg->ctrls) +
+				   i * sizeof(struct viacam_ctrl), sizeof(list[i].d)))
+			goto err_free;
+		ret = viacam_check_ctrl(&list[i]);
+		if (ret)
+			goto err_free;
+		ret = -EINVAL;
+		for (j = 0; j < i; j++)
+			if (list[j].d.id == list[i].d.id)
+				goto err_free;
 	}
+	return list;
 
+err_free:
+	kvfree(list);
+	return ERR_PTR(ret);
+}
+
+/* The second half, cam->lock held: @list (@count entries, owned now) becomes the set. */
+static int viacam_s_ctrls(struct viacam_cam *cam, struct viacam_ctrl_entry *list, u32 count)
+{
+	struct v4l2_ctrl_handler *hdl;
+	u32 i;
+	int ret = 0;
+
+	lockdep_assert_held(&cam->lock);
 	if (cam->cap_open) {
 		/* Consumers hold references into the handler: update it in place. */
-		if (!viacam_same_ctrl_set(cam, list, arg->count)) {
+		if (!viacam_same_ctrl_set(cam, list, count)) {
 			ret = -EBUSY;
 			goto out_free;
 		}
-		for (i = 0; i < arg->count; i++) {
+		for (i = 0; i < count; i++) {
 			const struct viacam_ctrl *c = &list[i].d;
 			struct v4l2_ctrl *ctrl = v4l2_ctrl_find(cam->ctrls, c->id);
 			u64 step = c->type == V4L2_CTRL_TYPE_MENU ?
@@ -486,7 +520,7 @@ static int viacam_s_ctrls(struct viacam_cam *cam, struct viacam_ctrls *arg)
 		goto out_free;
 	}
 
-	hdl = viacam_build_ctrls(cam, list, arg->count);
+	hdl = viacam_build_ctrls(cam, list, count);
 	if (IS_ERR(hdl)) {
 		ret = PTR_ERR(hdl);
 		goto out_free;
@@ -498,7 +532,7 @@ static int viacam_s_ctrls(struct viacam_cam *cam, struct viacam_ctrls *arg)
 	cam->cap_vdev.ctrl_handler = hdl;
 	kvfree(cam->ctrl_decl);
 	cam->ctrl_decl = list;
-	cam->nctrls = arg->count;
+	cam->nctrls = count;
 	return 0;
 
 out_free:
@@ -953,10 +987,6 @@ static long viacam_out_default(struct file *file, void *fh, bool valid_prio,
 	struct viacam_info *info;
 
 	switch (cmd) {
-	case VIACAM_IOC_S_FORMATS:
-		return viacam_s_formats(cam, arg);
-	case VIACAM_IOC_S_CTRLS:
-		return viacam_s_ctrls(cam, arg);
 	case VIACAM_IOC_S_INFO:
 		info = arg;
 		if (!viacam_text_ok(info->card, sizeof(info->card), true) ||
@@ -1062,6 +1092,66 @@ const struct v4l2_file_operations viacam_cap_fops = {
 	.unlocked_ioctl	= video_ioctl2,
 };
 
+/*
+ * The declarations, S_FORMATS and S_CTRLS, copy an array from user space. That copy
+ * runs here, before the core's locking, and only the result is applied under
+ * cam->lock (the node's vdev->lock, taken as the core would take it), so that no
+ * ioctl of the camera waits for a backend's page faults. TEST-13 uffd-declare.
+ */
+static long viacam_out_declare(struct file *file, unsigned int cmd, void __user *uarg)
+{
+	struct viacam_cam *cam = video_drvdata(file);
+	struct viacam_formats fa;
+	struct viacam_ctrls ca;
+	void *list;
+	u32 count;
+	long ret;
+
+	if (cmd == VIACAM_IOC_S_FORMATS) {
+		if (copy_from_user(&fa, uarg, sizeof(fa)))
+			return -EFAULT;
+		list = viacam_formats_copy(&fa);
+		count = fa.count;
+	} else {
+		if (copy_from_user(&ca, uarg, sizeof(ca)))
+			return -EFAULT;
+		list = viacam_ctrls_copy(&ca);
+		count = ca.count;
+	}
+	if (IS_ERR(list))
+		return PTR_ERR(list);
+	if (mutex_lock_interruptible(&cam->lock)) {
+		ret = -ERESTARTSYS;
+		goto err_free;
+	}
+	if (cam->gone) {
+		mutex_unlock(&cam->lock);
+		ret = -ENODEV;
+		goto err_free;
+	}
+	/* Both take @list over, freeing it on failure. */
+	if (cmd == VIACAM_IOC_S_FORMATS)
+		ret = viacam_s_formats(cam, list, count);
+	else
+		ret = viacam_s_ctrls(cam, list, count);
+	mutex_unlock(&cam->lock);
+	return ret;
+
+err_free:
+	if (cmd == VIACAM_IOC_S_FORMATS)
+		kfree(list);
+	else
+		kvfree(list);
+	return ret;
+}
+
+static long viacam_out_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	if (cmd == VIACAM_IOC_S_FORMATS || cmd == VIACAM_IOC_S_CTRLS)
+		return viacam_out_declare(file, cmd, (void __user *)arg);
+	return video_ioctl2(file, cmd, arg);
+}
+
 #ifdef CONFIG_COMPAT
 /*
  * 32-bit backends: the V4L2 core converts the standard ioctls and passes the
@@ -1071,7 +1161,7 @@ const struct v4l2_file_operations viacam_cap_fops = {
  */
 static long viacam_compat_ioctl32(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	return video_ioctl2(file, cmd, (unsigned long)compat_ptr(arg));
+	return viacam_out_ioctl(file, cmd, (unsigned long)compat_ptr(arg));
 }
 #endif
 
@@ -1102,7 +1192,7 @@ const struct v4l2_file_operations viacam_out_fops = {
 	.write		= viacam_write,
 	.poll		= vb2_fop_poll,
 	.mmap		= vb2_fop_mmap,
-	.unlocked_ioctl	= video_ioctl2,
+	.unlocked_ioctl	= viacam_out_ioctl,
 #ifdef CONFIG_COMPAT
 	.compat_ioctl32	= viacam_compat_ioctl32,
 #endif

@@ -37,6 +37,9 @@
  *   vctest race uffd-read CAPDEV OUTDEV ID
  *       a consumer's read() waits for a userfaultfd handler; the producer and the control
  *       node must not wait
+ *   vctest race uffd-declare CAPDEV OUTDEV ID
+ *       a backend's S_FORMATS and S_CTRLS arrays wait for a userfaultfd handler; the
+ *       consumer and the control node must not wait
  *   vctest limits CAPDEV OUTDEV
  *       buffer sizes and the max_queue_mb memory cap of a capture queue
  *   vctest reparm CAPDEV OUTDEV
@@ -1918,6 +1921,119 @@ static int race_uffd_read(const char *capdev, const char *outdev, uint32_t id)
 	return failures ? 1 : 0;
 }
 
+struct ioctl_job {
+	int fd;
+	unsigned long req;
+	void *arg;
+	int ret, err;
+};
+
+static void *ioctl_main(void *arg)
+{
+	struct ioctl_job *j = arg;
+
+	j->ret = ioctl(j->fd, j->req, j->arg);
+	j->err = errno;
+	return NULL;
+}
+
+/*
+ * One declaration (VIACAM_IOC_S_FORMATS or _S_CTRLS, @req) whose array lies in pages a
+ * userfaultfd handler does not supply yet: while the kernel's copy of it waits, the
+ * consumer's QUERYCAP and G_FMT and the control node's QUERY must complete. Then
+ * the pages come with @len bytes of @content and the declaration must succeed.
+ */
+static void uffd_declare_one(int outfd, int capfd, int ctl, uint32_t id, const char *what,
+			     unsigned long req, void *arg, __u64 *arrayp, const void *content,
+			     size_t len)
+{
+	struct consumer_ops o = { .ctl = ctl, .capfd = capfd, .id = id };
+	struct ioctl_job j = { .fd = outfd, .req = req, .arg = arg };
+	struct uffdio_copy cp = { .mode = 0 };
+	long pg = sysconf(_SC_PAGESIZE);
+	struct uffd_msg msg;
+	struct pollfd p;
+	pthread_t jt, ot;
+	size_t maplen;
+	void *mem, *src;
+	int uffd = uffd_buffer(len, &mem, &maplen);
+
+	if (uffd < 0)
+		return;
+	*arrayp = (uintptr_t)mem;
+	pthread_create(&jt, NULL, ioctl_main, &j);
+	p = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	CHECK(poll(&p, 1, 5000) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	      msg.event == UFFD_EVENT_PAGEFAULT,
+	      "%s: the kernel's copy of the array waits for a page", what);
+	pthread_create(&ot, NULL, consumer_ops_main, &o);
+	for (int i = 0; i < 300 && !o.done; i++)
+		usleep(10000);
+	CHECK(o.done && !o.err,
+	      "%s: meanwhile the capture node's QUERYCAP and G_FMT and the control node's QUERY complete (%s)",
+	      what, !o.done ? "still blocked after 3 s" : o.err ? strerror(o.err) : "ok");
+	src = aligned_alloc((size_t)pg, maplen);
+	memset(src, 0, maplen);
+	memcpy(src, content, len);
+	cp.dst = (uintptr_t)mem;
+	cp.src = (uintptr_t)src;
+	cp.len = maplen;
+	if (ioctl(uffd, UFFDIO_COPY, &cp) < 0)
+		fail("UFFDIO_COPY: %s", strerror(errno));
+	pthread_join(jt, NULL);
+	pthread_join(ot, NULL);
+	CHECK(j.ret == 0, "%s: the declaration succeeds once the pages come (%s)", what,
+	      j.ret ? strerror(j.err) : "ok");
+	free(src);
+	close(uffd);
+	munmap(mem, maplen);
+}
+
+static int race_uffd_declare(const char *capdev, const char *outdev, uint32_t id)
+{
+	struct viacam_format fmts[2] = {
+		{ .pixelformat = V4L2_PIX_FMT_YUYV, .width = 640, .height = 480,
+		  .interval_num = 1, .interval_den = 30 },
+		{ .pixelformat = V4L2_PIX_FMT_YUYV, .width = 320, .height = 240,
+		  .interval_num = 1, .interval_den = 30 },
+	};
+	struct viacam_ctrl ctrl = { .id = V4L2_CID_BRIGHTNESS, .type = V4L2_CTRL_TYPE_INTEGER,
+				    .minimum = 0, .maximum = 255, .step = 1,
+				    .default_value = 128 };
+	struct viacam_formats fa = { .count = 2 };
+	struct viacam_ctrls ca = { .count = 1 };
+	struct v4l2_frmsizeenum fs = { .pixel_format = V4L2_PIX_FMT_YUYV };
+	struct v4l2_queryctrl qc = { .id = V4L2_CID_BRIGHTNESS };
+	int ctl = xopen("/dev/viacam", O_RDWR);
+	int outfd = xopen(outdev, O_RDWR);
+	int capfd = xopen(capdev, O_RDWR | O_NONBLOCK);
+	int sizes = 0;
+
+	strcpy(ctrl.name, "Brightness");
+	uffd_declare_one(outfd, capfd, ctl, id, "S_FORMATS", VIACAM_IOC_S_FORMATS, &fa,
+			 &fa.formats, fmts, sizeof(fmts));
+	for (fs.index = 0; ioctl(capfd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0; fs.index++)
+		sizes++;
+	CHECK(sizes == 2, "S_FORMATS: the capture node offers the 2 declared sizes (%d)", sizes);
+	/*
+	 * S_CTRLS makes a new control set only while no capture handle is open: declare it
+	 * first, then the same set with a new default while the consumer has the node open.
+	 */
+	close(capfd);
+	ca.ctrls = (uintptr_t)&ctrl;
+	CHECK(ioctl(outfd, VIACAM_IOC_S_CTRLS, &ca) == 0, "S_CTRLS: brightness declared");
+	capfd = xopen(capdev, O_RDWR | O_NONBLOCK);
+	ctrl.default_value = 100;
+	uffd_declare_one(outfd, capfd, ctl, id, "S_CTRLS", VIACAM_IOC_S_CTRLS, &ca, &ca.ctrls,
+			 &ctrl, sizeof(ctrl));
+	CHECK(ioctl(capfd, VIDIOC_QUERYCTRL, &qc) == 0 && qc.default_value == 100,
+	      "S_CTRLS: the capture node has the new default (%d)", qc.default_value);
+	close(capfd);
+	close(outfd);
+	close(ctl);
+	return failures ? 1 : 0;
+}
+
 static int cmd_race(int argc, char **argv)
 {
 	int capfd, outfd, ret;
@@ -1940,6 +2056,8 @@ static int cmd_race(int argc, char **argv)
 	}
 	if (argc == 5 && !strcmp(argv[1], "uffd-read"))
 		return race_uffd_read(argv[2], argv[3], strtoul(argv[4], NULL, 0));
+	if (argc == 5 && !strcmp(argv[1], "uffd-declare"))
+		return race_uffd_declare(argv[2], argv[3], strtoul(argv[4], NULL, 0));
 	if (argc != 4)
 		return 2;
 	if (!strcmp(argv[1], "qbuf-copy"))

@@ -17,6 +17,10 @@
 #    userfaultfd handler does not supply yet, while the producer queues a frame and the control
 #    node runs QUERY: they must complete (they waited: vb2's copy to the reader ran under the
 #    capture queue's lock, which was the camera's own lock);
+#  - uffd-declare: a backend's S_FORMATS and S_CTRLS arrays lie in memory a userfaultfd
+#    handler does not supply yet, while a consumer runs QUERYCAP, G_FMT and ENUM_FMT and the
+#    control node QUERY: they must complete (they waited: the arrays were copied from user
+#    space under the camera's lock, which the core takes for every ioctl of both nodes);
 #  - repeats: after a direct write() (a frame copied straight into a capture buffer) the
 #    repeats show that frame only, also while the consumer holds its buffer (they showed a
 #    neutral or older frame then), and QUERY's BACKEND_STREAMING ends when the consumer stops
@@ -26,13 +30,13 @@
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src qbuf-copy uffd uffd-read repeats repeats-userptr; do
+for mode in held-stop write-fault small-src qbuf-copy uffd uffd-read uffd-declare repeats repeats-userptr; do
 	"$BIN/viacamctl" add --label "race $mode" --timeout 500 >"$RES/add-$mode.log" || die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
 	cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
 	args=("$cap" "$out")
 	case $mode in
-	uffd | uffd-read) args=(race "$mode" "${args[@]}" "$id") ;;
+	uffd | uffd-read | uffd-declare) args=(race "$mode" "${args[@]}" "$id") ;;
 	repeats) args=(repeats "${args[@]}" "$id") ;;
 	repeats-userptr) args=(repeats "${args[@]}" "$id" userptr) ;;
 	*) args=(race "$mode" "${args[@]}") ;;
