@@ -335,6 +335,27 @@ static long viacam_ctl_ioctl(struct file *file, unsigned int cmd, unsigned long 
 		return -EFAULT;
 
 	mutex_lock(&viacam_devices_lock);
+	if (cmd == VIACAM_IOC_QUERY) {
+		/*
+		 * Not under viacam_devices_lock: the query waits for the camera's
+		 * lock, which a slow stop or copy may hold, and every other
+		 * request of the control node would wait with it. A reference
+		 * keeps the camera while it is queried.
+		 */
+		cam = c.id < VIACAM_MAX_CAMERAS ? idr_find(&viacam_cameras, c.id) : NULL;
+		if (cam)
+			v4l2_device_get(&cam->v4l2_dev);
+		mutex_unlock(&viacam_devices_lock);
+		if (!cam)
+			return -ENOENT;
+		viacam_query(cam, &c);
+		/* Removed meanwhile: it is gone for the caller too. */
+		ret = READ_ONCE(cam->gone) ? -ENOENT : 0;
+		v4l2_device_put(&cam->v4l2_dev);
+		if (!ret && copy_to_user(uarg, &c, sizeof(c)))
+			ret = -EFAULT;
+		return ret;
+	}
 	if (cmd == VIACAM_IOC_ADD) {
 		ret = viacam_check_add(&c);
 		if (!ret) {
@@ -348,10 +369,8 @@ static long viacam_ctl_ioctl(struct file *file, unsigned int cmd, unsigned long 
 		cam = c.id < VIACAM_MAX_CAMERAS ? idr_find(&viacam_cameras, c.id) : NULL;
 		if (!cam)
 			ret = -ENOENT;
-		else if (cmd == VIACAM_IOC_REMOVE)
-			viacam_cam_remove(cam);
 		else
-			viacam_query(cam, &c);
+			viacam_cam_remove(cam);
 	}
 	mutex_unlock(&viacam_devices_lock);
 

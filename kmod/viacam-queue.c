@@ -84,12 +84,14 @@ MODULE_PARM_DESC(queue_lock,
  * Fault injection for the tests: bits 0, 1 and 3 each widen one race window
  * to 200 ms, so that tests/integration/TEST-13-races hits it every time; bit 2
  * loses one allocation per camera, so that tests/harness/test-vm-verdicts can
- * show that a leak fails the run on the kmemleak kernel.
+ * show that a leak fails the run on the kmemleak kernel; bit 4 makes a capture
+ * stream's stop hold the camera's lock for 2 s (a slow stop: TEST-13 shows
+ * that it holds up only that camera, not the control node).
  */
 static uint inject;
 module_param(inject, uint, 0644);
 MODULE_PARM_DESC(inject,
-		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, bit 3 the copy in a producer's QBUF, by 200 ms; bit 2 leaks 64 bytes per camera (default 0)");
+		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, bit 3 the copy in a producer's QBUF, by 200 ms; bit 2 leaks 64 bytes per camera; bit 4 delays a capture stop by 2 s (default 0)");
 
 /*
  * Buffer memory is vmalloc memory that no cgroup is charged for, and anyone
@@ -104,11 +106,12 @@ MODULE_PARM_DESC(max_queue_mb,
 #define VIACAM_INJECT_WRITE	BIT(1)
 #define VIACAM_INJECT_LEAK	BIT(2)
 #define VIACAM_INJECT_QBUF	BIT(3)
+#define VIACAM_INJECT_STOP	BIT(4)
 
 static void viacam_inject_delay(u32 site)
 {
 	if (READ_ONCE(inject) & site)
-		msleep(200);
+		msleep(site == VIACAM_INJECT_STOP ? 2000 : 200);
 }
 
 /* ------------------------------------------------------------------------
@@ -619,6 +622,7 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	spin_unlock_irqrestore(&cam->slock, flags);
 
 	/* A copy in flight completes its own buffer; wait for it. */
+	viacam_inject_delay(VIACAM_INJECT_STOP);
 	cancel_delayed_work_sync(&cam->repeat_work);
 	flush_workqueue(cam->wq);
 	mutex_lock(&cam->copy_lock);

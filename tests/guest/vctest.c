@@ -37,6 +37,9 @@
  *   vctest race uffd-read CAPDEV OUTDEV ID
  *       a consumer's read() waits for a userfaultfd handler; the producer and the control
  *       node must not wait
+ *   vctest race slow-stop CAPDEV OUTDEV ID
+ *       a consumer's stop holds its camera's lock for 2 s (inject bit 4); the control node
+ *       must answer for other cameras meanwhile
  *   vctest race uffd-declare CAPDEV OUTDEV ID
  *       a backend's S_FORMATS and S_CTRLS arrays wait for a userfaultfd handler; the
  *       consumer and the control node must not wait
@@ -2034,6 +2037,104 @@ static int race_uffd_declare(const char *capdev, const char *outdev, uint32_t id
 	return failures ? 1 : 0;
 }
 
+static void *streamoff_main(void *arg)
+{
+	streamoff(arg);
+	return NULL;
+}
+
+struct ctl_job {
+	int ctl;
+	unsigned long req;
+	uint32_t id;
+	volatile int done;
+	int ret, err;
+	double ms;
+};
+
+static void *ctl_main(void *arg)
+{
+	struct ctl_job *j = arg;
+	struct viacam_camera c = { .id = j->id };
+	struct viacam_list l;
+	double t = now_ms();
+
+	j->ret = ioctl(j->ctl, j->req, j->req == VIACAM_IOC_LIST ? (void *)&l : (void *)&c);
+	j->err = errno;
+	j->ms = now_ms() - t;
+	j->done = 1;
+	return NULL;
+}
+
+/*
+ * slow-stop: a consumer's STREAMOFF holds its camera's lock for 2 s (the module's inject bit
+ * 4, standing in for any slow stop). Meanwhile a QUERY of that camera waits, as it must; but
+ * the control node's LIST and ADD, and a QUERY of another camera, must not wait with it
+ * (they did: QUERY waited for the camera's lock while it held the control node's lock).
+ */
+static int race_slow_stop(const char *capdev, const char *outdev, uint32_t id)
+{
+	struct viacam_camera other = { .id = VIACAM_ID_AUTO, .capture_nr = VIACAM_NR_AUTO,
+				       .backend_nr = VIACAM_NR_AUTO };
+	struct ctl_job qa = { .req = VIACAM_IOC_QUERY, .id = id };
+	struct ctl_job list = { .req = VIACAM_IOC_LIST };
+	struct ctl_job qb = { .req = VIACAM_IOC_QUERY };
+	int ctl = xopen("/dev/viacam", O_RDWR);
+	int outfd = xopen(outdev, O_RDWR);
+	int capfd = xopen(capdev, O_RDWR | O_NONBLOCK);
+	struct stream cap, out;
+	pthread_t ta, tl, tb, ts;
+	uint32_t size;
+	double t;
+
+	strcpy(other.label, "slow-stop other");
+	if (xioctl(ctl, VIACAM_IOC_ADD, &other) < 0) {
+		fail("ADD: %s", strerror(errno));
+		return 1;
+	}
+	qa.ctl = list.ctl = qb.ctl = ctl;
+	qb.id = other.id;
+	if (set_out_fmt(outfd, 640, 480, &size) < 0 ||
+	    stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0 ||
+	    stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0) {
+		fail("setup: %s", strerror(errno));
+		return 1;
+	}
+	fill_frame(out.mem[0], size, 1);
+	CHECK(qbuf(&out, 0, size) == 0 && streamon(&out) == 0 && qbuf(&cap, 0, 0) == 0 &&
+	      streamon(&cap) == 0, "producer and consumer stream");
+	set_inject(16);
+	t = now_ms();
+	pthread_create(&ts, NULL, streamoff_main, &cap);
+	usleep(200000);
+	pthread_create(&ta, NULL, ctl_main, &qa);	/* waits for the stop */
+	usleep(200000);
+	pthread_create(&tl, NULL, ctl_main, &list);
+	pthread_create(&tb, NULL, ctl_main, &qb);
+	pthread_join(tl, NULL);
+	pthread_join(tb, NULL);
+	pthread_join(ts, NULL);
+	pthread_join(ta, NULL);
+	set_inject(0);
+	CHECK(now_ms() - t >= 1500, "the consumer's STREAMOFF held its camera for 2 s (%.0f ms)",
+	      now_ms() - t);
+	CHECK(list.ret == 0 && list.ms < 500,
+	      "meanwhile the control node's LIST answers at once (%.0f ms)", list.ms);
+	CHECK(qb.ret == 0 && qb.ms < 500,
+	      "...and so does a QUERY of another camera (%.0f ms)", qb.ms);
+	CHECK(qa.ret == 0, "the QUERY of the stopping camera completes after the stop (%.0f ms)",
+	      qa.ms);
+	streamoff(&out);
+	stream_unmap(&out);
+	stream_unmap(&cap);
+	close(capfd);
+	close(outfd);
+	if (xioctl(ctl, VIACAM_IOC_REMOVE, &other) < 0)
+		fail("REMOVE: %s", strerror(errno));
+	close(ctl);
+	return failures ? 1 : 0;
+}
+
 static int cmd_race(int argc, char **argv)
 {
 	int capfd, outfd, ret;
@@ -2056,6 +2157,8 @@ static int cmd_race(int argc, char **argv)
 	}
 	if (argc == 5 && !strcmp(argv[1], "uffd-read"))
 		return race_uffd_read(argv[2], argv[3], strtoul(argv[4], NULL, 0));
+	if (argc == 5 && !strcmp(argv[1], "slow-stop"))
+		return race_slow_stop(argv[2], argv[3], strtoul(argv[4], NULL, 0));
 	if (argc == 5 && !strcmp(argv[1], "uffd-declare"))
 		return race_uffd_declare(argv[2], argv[3], strtoul(argv[4], NULL, 0));
 	if (argc != 4)

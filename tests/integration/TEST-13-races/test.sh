@@ -21,6 +21,10 @@
 #    handler does not supply yet, while a consumer runs QUERYCAP, G_FMT and ENUM_FMT and the
 #    control node QUERY: they must complete (they waited: the arrays were copied from user
 #    space under the camera's lock, which the core takes for every ioctl of both nodes);
+#  - slow-stop: a consumer's STREAMOFF holds its camera's lock for 2 s (inject bit 4) while
+#    the control node is asked for LIST and a QUERY of another camera: they must answer at
+#    once (they waited: a QUERY of the stopping camera waited for its lock while holding the
+#    control node's lock);
 #  - repeats: after a direct write() (a frame copied straight into a capture buffer) the
 #    repeats show that frame only, also while the consumer holds its buffer (they showed a
 #    neutral or older frame then), and QUERY's BACKEND_STREAMING ends when the consumer stops
@@ -30,13 +34,13 @@
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src qbuf-copy uffd uffd-read uffd-declare repeats repeats-userptr; do
+for mode in held-stop write-fault small-src qbuf-copy uffd uffd-read uffd-declare slow-stop repeats repeats-userptr; do
 	"$BIN/viacamctl" add --label "race $mode" --timeout 500 >"$RES/add-$mode.log" || die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
 	cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
 	args=("$cap" "$out")
 	case $mode in
-	uffd | uffd-read | uffd-declare) args=(race "$mode" "${args[@]}" "$id") ;;
+	uffd | uffd-read | uffd-declare | slow-stop) args=(race "$mode" "${args[@]}" "$id") ;;
 	repeats) args=(repeats "${args[@]}" "$id") ;;
 	repeats-userptr) args=(repeats "${args[@]}" "$id" userptr) ;;
 	*) args=(race "$mode" "${args[@]}") ;;
