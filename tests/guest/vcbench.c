@@ -26,6 +26,12 @@
  *   --buffers N                 buffers on each side (default 4)
  *   --stats FILE                viacam_stats sysfs file of the camera: frame and copy counters
  *   --declare                   viacam: declare a brightness control on the backend node first
+ *   --torn                      stream: the consumer copies each whole frame out of its buffer
+ *                               (as an encoder or a display would read it) and counts the frames
+ *                               whose header and trailer (the frame counter, written by the
+ *                               producer at the top and at the bottom of each frame) differ in
+ *                               that copy: torn frames, a producer writing into memory a
+ *                               consumer still reads
  *   --ctrl ID                   control for G_CTRL/S_CTRL (default: the first writable integer
  *                               or boolean control of the capture node)
  *   --impl NAME --kernel K --tag KEY=VAL (repeatable): labels copied into every result line
@@ -82,7 +88,7 @@ static struct {
 	const char *tags[MAX_TAGS];
 	int ntags;
 	uint32_t w, h;
-	bool path_mmap, declare;
+	bool path_mmap, declare, torn;
 	double seconds, rate;
 	long frames, warmup;
 	unsigned int buffers;
@@ -423,6 +429,7 @@ static void send_frame(uint32_t counter)
 		size_t done = 0;
 
 		memcpy(wbuf, &h, sizeof(h));
+		memcpy(wbuf + frame_size - sizeof(h), &h, sizeof(h));
 		atomic_store_explicit(&sent_ns[counter % RING], now_ns(), memory_order_relaxed);
 		while (done < frame_size) {
 			ssize_t n = write(prod.fd, wbuf + done, frame_size - done);
@@ -446,7 +453,9 @@ static void send_frame(uint32_t counter)
 				die("output DQBUF: %s", strerror(errno));
 			idx = b.index;
 		}
+		/* Top first, bottom last: a reader that sees both alike saw one frame. */
 		memcpy(prod.mem[idx], &h, sizeof(h));
+		memcpy((uint8_t *)prod.mem[idx] + frame_size - sizeof(h), &h, sizeof(h));
 		atomic_store_explicit(&sent_ns[counter % RING], now_ns(), memory_order_relaxed);
 		if (qbuf(&prod, idx, frame_size) < 0)
 			die("output QBUF: %s", strerror(errno));
@@ -474,6 +483,9 @@ static void *producer_main(void *arg)
 	return NULL;
 }
 
+static uint8_t *copy_buf;	/* --torn: the consumer's copy of each frame */
+static long torn_checked, torn_frames;
+
 static void consumer_setup(void)
 {
 	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
@@ -485,6 +497,8 @@ static void consumer_setup(void)
 		die("capture node offers %ux%u %.4s, not the producer's %ux%u YUYV",
 		    f.fmt.pix.width, f.fmt.pix.height, (char *)&f.fmt.pix.pixelformat, opt.w, opt.h);
 	side_mmap(&cons, cons.fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, opt.buffers);
+	if (opt.torn && !(copy_buf = malloc(frame_size)))
+		die("out of memory");
 	for (unsigned int i = 0; i < cons.count; i++)
 		if (qbuf(&cons, i, 0) < 0)
 			die("capture QBUF %u: %s", i, strerror(errno));
@@ -508,6 +522,16 @@ static long consume_one(uint64_t *t_dq)
 	if (b.index >= cons.count)
 		die("capture DQBUF gave index %u", b.index);
 	memcpy(&h, cons.mem[b.index], sizeof(h));
+	if (opt.torn && h.magic == MAGIC && b.bytesused >= frame_size) {
+		struct frame_hdr t;
+
+		memcpy(copy_buf, cons.mem[b.index], frame_size);
+		memcpy(&h, copy_buf, sizeof(h));
+		memcpy(&t, copy_buf + frame_size - sizeof(t), sizeof(t));
+		torn_checked++;
+		if (t.magic != h.magic || t.counter != h.counter)
+			torn_frames++;
+	}
 	if (qbuf(&cons, b.index, 0) < 0)
 		die("capture QBUF: %s", strerror(errno));
 	return h.magic == MAGIC ? (long)h.counter : 0;
@@ -620,6 +644,7 @@ static int cmd_stream(void)
 	read_stats(&s0);
 	cpu_snap(&c0);
 	p0 = atomic_load(&produced);
+	torn_checked = torn_frames = 0;
 	t0 = now_ns();
 	for (;;) {
 		long c = consume_one(&tdq);
@@ -679,6 +704,10 @@ static int cmd_stream(void)
 			result(m, "n/a");
 		if (late)
 			printf("info: %ld frames without a usable send time\n", late);
+	} else if (opt.torn) {
+		/* Only the tearing is this run's figure: the copy-out slows the consumer. */
+		result("torn_frames", "%ld", torn_frames);
+		result("torn_checked", "%ld", torn_checked);
 	} else {
 		result("fps", "%.1f", (double)got / secs);
 		result("producer_fps", "%.1f", (double)sent / secs);
@@ -936,6 +965,8 @@ int main(int argc, char **argv)
 			opt.tags[opt.ntags++] = v;
 		} else if (!strcmp(a, "--declare"))
 			opt.declare = true;
+		else if (!strcmp(a, "--torn"))
+			opt.torn = true;
 		else
 			usage();
 #undef ARG

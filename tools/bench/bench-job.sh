@@ -4,7 +4,8 @@
 # Loads viacam (one camera) and the peer, Debian's v4l2loopback built for this kernel
 # (build/bench/kmod/<kver>/v4l2loopback.ko), and drives both with the same program,
 # build/host/vcbench: per size and producer path, the unpaced throughput, then latency (and
-# CPU and copies per frame) paced at 30 and 60 fps, viacam and v4l2loopback one after the
+# CPU and copies per frame) paced at 30 and 60 fps, and the torn frames a consumer that copies
+# each frame out sees under an unpaced producer, viacam and v4l2loopback one after the
 # other. Then the control-ioctl latency on viacam's capture node with queue_lock=0 and =1
 # (and on v4l2loopback's node for reference). Every result line goes to
 # $VIACAM_RESULTS/results.txt; "meta" lines describe the run.
@@ -123,6 +124,9 @@ for size in $BENCH_SIZES; do
 				--frames "$BENCH_LAT30_FRAMES"
 			run "$impl $size $path lat60" stream "${args[@]}" --mode latency --rate 60 \
 				--frames "$BENCH_LAT60_FRAMES"
+			# torn frames: an unpaced producer, a consumer that copies each frame out
+			run "$impl $size $path torn" stream "${args[@]}" --mode fps --torn \
+				--seconds "$BENCH_FPS_SECONDS"
 		done
 	done
 done

@@ -21,6 +21,11 @@ function fps(v) {
 	if (!num(v)) return v == "" ? "—" : v
 	return v >= 100 ? sprintf("%.0f", v) : sprintf("%.1f", v)
 }
+function torn_cell(s, impl, size, path,    t, c) {	# "3 of 412"
+	t = get(s, impl, size, path, "", "torn_frames")
+	c = get(s, impl, size, path, "", "torn_checked")
+	return (t == "" && c == "") ? "—" : us(t) " of " us(c)
+}
 function ratio(a, b) { return (num(a) && num(b) && b > 0) ? sprintf("%.2f×", a / b) : "—" }
 function verdict(ok, known) {
 	if (!known) return "—"
@@ -115,6 +120,23 @@ END {
 					num(get(s, "v4l2loopback", size, path, "", "lat30_p99_us")) ? get(s, "v4l2loopback", size, path, "", "lat30_p99_us") / 1000 : "NaN",
 					num(get(s, "viacam", size, path, "", "lat60_p99_us")) ? get(s, "viacam", size, path, "", "lat60_p99_us") / 1000 : "NaN",
 					num(get(s, "v4l2loopback", size, path, "", "lat60_p99_us")) ? get(s, "v4l2loopback", size, path, "", "lat60_p99_us") / 1000 : "NaN" >> plotdata
+		}
+		printf "\n"
+
+		# Table 1b: torn frames.
+		printf "**Torn frames** (an unpaced producer writes the frame counter at the top and the " \
+			"bottom of each frame; the consumer copies each frame out of its buffer, as an encoder " \
+			"or a display reads it, and counts the copies whose two counters differ; %s s per run)\n\n",
+			meta[s, "fps_seconds"]
+		printf "| size | producer | torn viacam | torn v4l2loopback | 0 torn |\n"
+		printf "|---|---|--:|--:|---|\n"
+		for (k = 1; k <= 2 * n; k++) {
+			size = sz[int((k + 1) / 2)]; path = k % 2 ? "write" : "mmap"
+			tv = get(s, "viacam", size, path, "", "torn_frames")
+			nv = get(s, "viacam", size, path, "", "torn_checked")
+			printf "| %s | %s | %s | %s | %s |\n", size, path, torn_cell(s, "viacam", size, path),
+				torn_cell(s, "v4l2loopback", size, path),
+				verdict(num(tv) && tv == 0, num(tv) && num(nv) && nv > 0)
 		}
 		printf "\n"
 

@@ -82,9 +82,10 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
   Meeting 1.0× there needs a zero-copy hand-off (capture buffers lent to the producer), which
   is not built; the targets this bench can judge fairly are the write() rows and the copy count.
 - **The locking table** answers the 2010 question with numbers: a control ioctl on the capture
-  node must take the lock that serializes that node. With \`queue_lock=0\` that is the camera's
-  one mutex, which is also the lock of both vb2 queues; with \`queue_lock=1\` each vb2 queue has
-  its own lock and only non-buffer ioctls take the node's lock. v4l2loopback 0.12.7 sets no
+  node must take the lock that serializes that node, the camera's mutex. The backend queue
+  always has a lock of its own. With \`queue_lock=0\` the camera's mutex is also the capture
+  queue's lock (the 2010 arrangement); with \`queue_lock=1\` (the default) the capture queue has
+  its own lock too, and only non-buffer ioctls take the camera's mutex. v4l2loopback 0.12.7 sets no
   lock at all (its ioctls run unserialized), so its rows are the floor of what a control ioctl
   costs here. How to read the rows:
   - *A consumer blocked in DQBUF* holds up nobody in either setting: vb2 drops the lock while
@@ -93,15 +94,15 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
     direct path), so control ioctls do not wait for the copy in either setting. (Before that
     path existed, vb2's write() emulation copied under the lock and QUERYCAP's p99 reached
     123 ms on 6.12 and 4.1 s on 6.1 in this bench.)
-  - *An mmap producer* makes its one copy inside QBUF, which the V4L2 core runs under the
-    backend queue's lock. With \`queue_lock=0\` that is the camera's one lock, so a control
-    ioctl can wait for one frame copy (a few ms for 1080p under TCG, about a millisecond on
-    real hardware): the price of the lower frame latency of copying in QBUF rather than in a
-    worker. With \`queue_lock=1\` the copy holds only the backend queue's lock and the control
-    ioctl does not wait. That is the 2010 debate's point measured: one lock per node is simple
-    and correct, and what it costs is bounded by the longest thing done under it (here one
-    frame copy, never a wait for user space); per-queue locks remove even that, at the price
-    of a second lock order to keep (queue lock, then the camera lock, in every vb2 callback).
+  - *An mmap producer* makes its one copy inside QBUF, under the backend queue's own lock and
+    the copy lock, never the camera's mutex, so a control ioctl does not wait for the copy in
+    either setting. What \`queue_lock=0\` adds to the camera's mutex is the consumer's own
+    buffer ioctls (QBUF, DQBUF's bookkeeping) and, worse, vb2's read() copy to a consumer and
+    USERPTR pinning: TEST-13 (\`uffd-read\`) shows a read() into slowly faulting memory
+    stalling the producer and the control node with it. That is the 2010 debate's point: one
+    lock per node is simple and correct, and what it costs is bounded by the longest thing
+    done under it; per-queue locks keep waits for user space out of it, at the price of a
+    second lock order (queue lock, then the camera lock, in every vb2 callback).
 - **Targets** (stated, not asserted): throughput ≥ 1.0× v4l2loopback at each size, p99 latency
   ≤ v4l2loopback's, CPU per frame ≤ v4l2loopback's, at most one kernel copy per frame on the
   write() path. "met"/"**missed**" below judge this run only; "—" = no figure.
