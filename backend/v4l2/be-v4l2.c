@@ -541,12 +541,25 @@ static void *worker(void *arg)
 
 /*
  * Queues a command for the worker; CMD_START takes the controls whose values the device
- * does not have yet. The queue is never full: start and stop alternate, and the worker
- * takes each at once.
+ * does not have yet. The queue is never full (see the cancelling below).
  */
 static void request(struct v4l2_backend *b, int op, const struct vc_mode *mode)
 {
 	pthread_mutex_lock(&b->mu);
+	/*
+	 * A stop cancels a start the worker has not taken yet (consumers that come and go while
+	 * a slow device opens): the queue then never holds more than a stop, a start and a quit.
+	 * The controls the start carried are due again.
+	 */
+	if (op == CMD_STOP && b->ncmds && b->cmds[b->ncmds - 1].op == CMD_START) {
+		b->ncmds--;
+		for (unsigned int k = 0; k < b->cmds[b->ncmds].nctrls; k++)
+			for (size_t i = 0; i < b->nctrls; i++)
+				if (b->ctrls[i].id == b->cmds[b->ncmds].ctrls[k].id)
+					b->dirty[i] = true;
+		pthread_mutex_unlock(&b->mu);
+		return;
+	}
 	if (b->ncmds < sizeof(b->cmds) / sizeof(b->cmds[0])) {
 		b->cmds[b->ncmds].op = op;
 		b->cmds[b->ncmds].gen = b->gen;

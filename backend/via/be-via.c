@@ -573,7 +573,11 @@ static void *worker(void *arg)
 	}
 }
 
-/* Queues a command. A control replaces a queued value of the same control. */
+/*
+ * Queues a command. A control replaces a queued value of the same control; a stop cancels a
+ * start the worker has not taken yet. So the queue holds at most a stop, a start, one entry
+ * per control and a quit, however often consumers come and go while the worker is busy.
+ */
 static int request(struct via_backend *b, const struct via_cmd *c)
 {
 	int r = 0;
@@ -582,6 +586,15 @@ static int request(struct via_backend *b, const struct via_cmd *c)
 	for (unsigned int i = 0; c->op == CMD_CTRL && i < b->ncmds; i++) {
 		if (b->cmds[i].op == CMD_CTRL && b->cmds[i].id == c->id) {
 			b->cmds[i].value = c->value;
+			goto out;
+		}
+	}
+	for (unsigned int i = b->ncmds; c->op == CMD_STOP && i-- > 0;) {
+		if (b->cmds[i].op == CMD_STOP)
+			break;
+		if (b->cmds[i].op == CMD_START) {
+			memmove(b->cmds + i, b->cmds + i + 1, (b->ncmds - i - 1) * sizeof(b->cmds[0]));
+			b->ncmds--;
 			goto out;
 		}
 	}

@@ -159,6 +159,45 @@ static void test_backend_own_clock(void **state)
 	vc_backend_via.release(priv);
 }
 
+/*
+ * Consumers that come and go faster than the worker powers the sensor up (40 ms each time
+ * with olpc_power): 200 start/stop pairs are all accepted, and after the last start the
+ * camera streams.
+ */
+static void test_backend_start_stop_storm(void **state)
+{
+	struct vc_kv kv[] = { { (char *)"transport", (char *)"model", 1 },
+			      { (char *)"olpc_power", (char *)"yes", 2 } };
+	struct vc_backend_conf conf = { .camera = "t", .keys = kv, .nkeys = 2 };
+	struct vc_mode mode = { V4L2_PIX_FMT_YUYV, 320, 240, 1, 30 };
+	static uint8_t buf[320 * 240 * 2];
+	struct vc_frame fr = { .data = buf, .size = sizeof(buf), .mode = &mode,
+			       .bytesperline = 640 };
+	struct vc_error err = { 0 };
+	int frames = 0;
+	uint64_t t0;
+	void *priv;
+
+	(void)state;
+	assert_int_equal(vc_backend_via.create(&conf, &priv, &err), 0);
+	for (int i = 0; i < 200; i++) {
+		if (vc_backend_via.start(priv, &mode, &err) != 0)
+			fail_msg("start %d refused: %s", i, err.msg);
+		vc_backend_via.stop(priv);
+	}
+	assert_int_equal(vc_backend_via.start(priv, &mode, &err), 0);
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 3000000000u && frames < 3) {
+		struct pollfd p = { .fd = vc_backend_via.clock_fd(priv), .events = POLLIN };
+
+		if (poll(&p, 1, 200) > 0 && vc_backend_via.produce(priv, &fr) == 0)
+			frames++;
+	}
+	assert_int_equal(frames, 3);
+	vc_backend_via.stop(priv);
+	vc_backend_via.release(priv);
+}
+
 static void test_probe(void **state)
 {
 	static const uint8_t other[4] = { 0x7f, 0xa2, 0x77, 0x73 };
@@ -433,6 +472,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backend_own_clock),
+		cmocka_unit_test(test_backend_start_stop_storm),
 		cmocka_unit_test(test_probe),
 		cmocka_unit_test(test_absent_sensor),
 		cmocka_unit_test(test_sizes_and_formats),

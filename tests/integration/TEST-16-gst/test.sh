@@ -350,12 +350,17 @@ out=$(tail -n 1 "$RES/pat-consumer.log")
 gap=$(sed -nE 's/.*max_gap_ms=([0-9]+).*/\1/p' <<<"$out")
 check "...while the pattern camera's consumer waited at most ${gap:-?} ms for a frame ($out)" \
 	test "${gap:-99999}" -lt 500
-# a consumer that leaves while the device is still starting, then one that streams
+# consumers that leave while the device is still starting (one after 1 s, then six more
+# after 0.3 s each: each start and stop is a command to the worker, which is busy for 2 s),
+# then one that streams
 timeout -s KILL 1 "$BIN/vctest" consume /dev/video72 -n 100 >/dev/null 2>&1
+for i in 1 2 3 4 5 6; do
+	timeout -s KILL 0.3 "$BIN/vctest" consume /dev/video72 -n 100 >/dev/null 2>&1
+done
 "$BIN/vctest" consume /dev/video72 -n 100 -t 30 >"$RES/slow-consumer2.log" 2>&1
 out=$(tail -n 1 "$RES/slow-consumer2.log")
 real=$(sed -nE 's/.* real=([0-9]+).*/\1/p' <<<"$out")
-check "...and after a consumer left during the start, the next one gets the device's frames ($out)" \
+check "...and after consumers came and went during the start, the next one gets the device's frames ($out)" \
 	test "${real:-0}" -ge 30
 kill $prod 2>/dev/null; wait $prod 2>/dev/null
 id=$(cat /sys/class/video4linux/video60/viacam_id 2>/dev/null)
