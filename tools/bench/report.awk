@@ -130,8 +130,8 @@ END {
 			meta[s, "fps_seconds"]
 		printf "| size | producer | torn viacam | torn v4l2loopback | 0 torn |\n"
 		printf "|---|---|--:|--:|---|\n"
-		for (k = 1; k <= 2 * n; k++) {
-			size = sz[int((k + 1) / 2)]; path = k % 2 ? "write" : "mmap"
+		for (ti = 1; ti <= 2 * n; ti++) {	# not k: the loop over the series
+			size = sz[int((ti + 1) / 2)]; path = ti % 2 ? "write" : "mmap"
 			tv = get(s, "viacam", size, path, "", "torn_frames")
 			nv = get(s, "viacam", size, path, "", "torn_checked")
 			printf "| %s | %s | %s | %s | %s |\n", size, path, torn_cell(s, "viacam", size, path),
