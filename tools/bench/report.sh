@@ -73,14 +73,15 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
   (vb2's write() emulation, then the hand-off). v4l2loopback has no counter; its source says:
   \`write()\` does one copy_from_user into a buffer the consumer maps directly, and an mmap
   producer writes into that same buffer, so that path copies nothing.
-- **Why v4l2loopback's mmap path is hard to beat here:** its producer and consumer share one
-  set of buffers, so a frame is never copied (and a producer may overwrite a frame the consumer
-  is still reading); its unpaced mmap "throughput" is the rate of QBUF/DQBUF calls. viacam
-  gives each side its own vb2 queue (ownership is clear, DMABUF/USERPTR on both sides, several
-  consumers later, v4l2-compliance clean) and copies each frame once into the capture buffer,
-  so its unpaced mmap throughput is bounded by one kernel memcpy per frame (slow under TCG).
-  Meeting 1.0× there needs a zero-copy hand-off (capture buffers lent to the producer), which
-  is not built; the targets this bench can judge fairly are the write() rows and the copy count.
+- **v4l2loopback's mmap path** shares one set of buffers between its producer and consumer,
+  so a frame is never copied, and a producer may overwrite a frame the consumer is still
+  reading (the torn-frames table counts what a consumer that copies each frame out sees of
+  that). Its unpaced mmap rate under TCG is erratic: 45,905 to 93,678 frames/s in the run of
+  2026-12-03, about 255 frames/s at every size in the run of 2026-12-07 03:01Z, and 255 to
+  1,640 frames/s in reruns of the same vcbench binary right after, so the mmap ratios say
+  little. viacam gives each side its own vb2 queue (ownership is clear, DMABUF/USERPTR on both
+  sides, v4l2-compliance clean) and copies each frame once (copies = 1.00); a zero-copy
+  hand-off (capture buffers lent to the producer, docs/architecture.md) is designed, not built.
 - **The locking table** answers the 2010 question with numbers: a control ioctl on the capture
   node must take the lock that serializes that node, the camera's mutex. The backend queue
   always has a lock of its own. With \`queue_lock=0\` the camera's mutex is also the capture
