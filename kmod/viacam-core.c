@@ -209,20 +209,30 @@ err_idr:
 }
 
 /*
- * Remove a camera. Open file handles stay valid but every further call fails
- * with ENODEV; waiters in DQBUF, read() or poll are woken. Called with
- * viacam_devices_lock held.
+ * Remove a camera, first half: it leaves the id table, so that no request of
+ * the control node finds it any more. Called with viacam_devices_lock held;
+ * the table's reference passes to the caller, who calls viacam_cam_teardown()
+ * after letting go of that lock.
+ */
+static void viacam_cam_unlink(struct viacam_cam *cam)
+{
+	lockdep_assert_held(&viacam_devices_lock);
+	idr_remove(&viacam_cameras, cam->id);
+	viacam_count--;
+}
+
+/*
+ * Second half, without viacam_devices_lock: it may wait for the camera's lock
+ * (a stop in progress), and nothing else of the control node waits with it.
+ * Open file handles stay valid but every further call fails with ENODEV;
+ * waiters in DQBUF, read() or poll are woken.
  *
  * The nodes are unregistered first: an ioctl that is waiting for cam->lock
  * meanwhile sees that once it has the lock and says ENODEV, instead of
  * reaching vb2 after the queue error below and getting EIO from it.
  */
-static void viacam_cam_remove(struct viacam_cam *cam)
+static void viacam_cam_teardown(struct viacam_cam *cam)
 {
-	lockdep_assert_held(&viacam_devices_lock);
-	idr_remove(&viacam_cameras, cam->id);
-	viacam_count--;
-
 	v4l2_info(&cam->v4l2_dev, "camera %u '%s' removed\n", cam->id, cam->label);
 	video_unregister_device(&cam->out_vdev);
 	video_unregister_device(&cam->cap_vdev);
@@ -370,9 +380,11 @@ static long viacam_ctl_ioctl(struct file *file, unsigned int cmd, unsigned long 
 		if (!cam)
 			ret = -ENOENT;
 		else
-			viacam_cam_remove(cam);
+			viacam_cam_unlink(cam);
 	}
 	mutex_unlock(&viacam_devices_lock);
+	if (cmd == VIACAM_IOC_REMOVE && !ret)
+		viacam_cam_teardown(cam);
 
 	if (!ret && cmd != VIACAM_IOC_REMOVE && copy_to_user(uarg, &c, sizeof(c)))
 		ret = -EFAULT;
@@ -399,13 +411,18 @@ static struct miscdevice viacam_misc = {
 
 static void viacam_remove_all(void)
 {
-	struct viacam_cam *cam;
+	struct viacam_cam *cam, *gone[VIACAM_MAX_CAMERAS];
+	unsigned int n = 0, i;
 	int id;
 
 	mutex_lock(&viacam_devices_lock);
-	idr_for_each_entry(&viacam_cameras, cam, id)
-		viacam_cam_remove(cam);
+	idr_for_each_entry(&viacam_cameras, cam, id) {
+		viacam_cam_unlink(cam);
+		gone[n++] = cam;
+	}
 	mutex_unlock(&viacam_devices_lock);
+	for (i = 0; i < n; i++)
+		viacam_cam_teardown(gone[i]);
 }
 
 static int __init viacam_init(void)

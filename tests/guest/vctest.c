@@ -2068,22 +2068,24 @@ static void *ctl_main(void *arg)
 
 /*
  * slow-stop: a consumer's STREAMOFF holds its camera's lock for 2 s (the module's inject bit
- * 4, standing in for any slow stop). Meanwhile a QUERY of that camera waits, as it must; but
- * the control node's LIST and ADD, and a QUERY of another camera, must not wait with it
- * (they did: QUERY waited for the camera's lock while it held the control node's lock).
+ * 4, standing in for any slow stop). Meanwhile a QUERY and a REMOVE of that camera wait, as
+ * they must; but the control node's LIST, and a QUERY of another camera, must not wait with
+ * them (they did: QUERY, then REMOVE, waited for the camera's lock while they held the
+ * control node's lock). The camera is gone afterwards.
  */
 static int race_slow_stop(const char *capdev, const char *outdev, uint32_t id)
 {
 	struct viacam_camera other = { .id = VIACAM_ID_AUTO, .capture_nr = VIACAM_NR_AUTO,
 				       .backend_nr = VIACAM_NR_AUTO };
 	struct ctl_job qa = { .req = VIACAM_IOC_QUERY, .id = id };
+	struct ctl_job ra = { .req = VIACAM_IOC_REMOVE, .id = id };
 	struct ctl_job list = { .req = VIACAM_IOC_LIST };
 	struct ctl_job qb = { .req = VIACAM_IOC_QUERY };
 	int ctl = xopen("/dev/viacam", O_RDWR);
 	int outfd = xopen(outdev, O_RDWR);
 	int capfd = xopen(capdev, O_RDWR | O_NONBLOCK);
 	struct stream cap, out;
-	pthread_t ta, tl, tb, ts;
+	pthread_t ta, tr, tl, tb, ts;
 	uint32_t size;
 	double t;
 
@@ -2092,7 +2094,7 @@ static int race_slow_stop(const char *capdev, const char *outdev, uint32_t id)
 		fail("ADD: %s", strerror(errno));
 		return 1;
 	}
-	qa.ctl = list.ctl = qb.ctl = ctl;
+	qa.ctl = ra.ctl = list.ctl = qb.ctl = ctl;
 	qb.id = other.id;
 	if (set_out_fmt(outfd, 640, 480, &size) < 0 ||
 	    stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0 ||
@@ -2108,6 +2110,8 @@ static int race_slow_stop(const char *capdev, const char *outdev, uint32_t id)
 	pthread_create(&ts, NULL, streamoff_main, &cap);
 	usleep(200000);
 	pthread_create(&ta, NULL, ctl_main, &qa);	/* waits for the stop */
+	usleep(100000);
+	pthread_create(&tr, NULL, ctl_main, &ra);	/* so does this */
 	usleep(200000);
 	pthread_create(&tl, NULL, ctl_main, &list);
 	pthread_create(&tb, NULL, ctl_main, &qb);
@@ -2115,6 +2119,7 @@ static int race_slow_stop(const char *capdev, const char *outdev, uint32_t id)
 	pthread_join(tb, NULL);
 	pthread_join(ts, NULL);
 	pthread_join(ta, NULL);
+	pthread_join(tr, NULL);
 	set_inject(0);
 	CHECK(now_ms() - t >= 1500, "the consumer's STREAMOFF held its camera for 2 s (%.0f ms)",
 	      now_ms() - t);
@@ -2122,8 +2127,17 @@ static int race_slow_stop(const char *capdev, const char *outdev, uint32_t id)
 	      "meanwhile the control node's LIST answers at once (%.0f ms)", list.ms);
 	CHECK(qb.ret == 0 && qb.ms < 500,
 	      "...and so does a QUERY of another camera (%.0f ms)", qb.ms);
-	CHECK(qa.ret == 0, "the QUERY of the stopping camera completes after the stop (%.0f ms)",
-	      qa.ms);
+	CHECK(qa.ret == 0 || (qa.ret < 0 && qa.err == ENOENT),
+	      "the QUERY of the stopping camera completes after the stop (%.0f ms, %s)", qa.ms,
+	      qa.ret ? strerror(qa.err) : "ok");
+	CHECK(ra.ret == 0, "...and so does its REMOVE (%.0f ms, %s)", ra.ms,
+	      ra.ret ? strerror(ra.err) : "ok");
+	{
+		struct viacam_camera q = { .id = id };
+
+		CHECK(ioctl(ctl, VIACAM_IOC_QUERY, &q) < 0 && errno == ENOENT,
+		      "the camera is gone afterwards");
+	}
 	streamoff(&out);
 	stream_unmap(&out);
 	stream_unmap(&cap);
