@@ -50,6 +50,26 @@ compliance_gate() {
 	[ -z "$other" ] && [ "$warnings" = 0 ] && [ "$failed" -le "$tolerated" ]
 }
 
+# compliance_run DEVICE LOG [TIMEOUT]: v4l2-compliance -s on DEVICE into LOG. Its "test
+# read/write" reads one byte without blocking right after the read() emulation starts the
+# stream, twice (the second time after reopening), and wants both answers alike: EAGAIN,
+# or a byte when a frame is there at once. With a producer streaming, a frame can arrive
+# between the two (the bridge hands a waiting frame to a new stream from its worker), so
+# the answers differ now and then (seen once in CI on 6.1). When that comparison is the only
+# unexpected failure, the run is repeated, at most twice; LOG.retries says how often.
+compliance_run() {
+	local dev=$1 log=$2 t=${3:-300} n
+	for n in 0 1 2; do
+		timeout "$t" v4l2-compliance -d "$dev" -s >"$log" 2>&1
+		grep -E '^\s*(fail|warn):' "$log" |
+			grep -vE 'fmtdesc\.description mismatch|check_0\(crbufs\.reserved' |
+			grep -qvE 'v4l2-test-buffers\.cpp\([0-9]+\): ret2 != ret \|\| err2 != err' && break
+		grep -qE 'ret2 != ret \|\| err2 != err' "$log" || break
+		[ "$n" -lt 2 ] && echo "run $((n + 1)): test read/write raced a frame; again" >>"$log.retries"
+	done
+	return 0
+}
+
 load_viacam() {
 	modprobe viacam "$@" || die "modprobe viacam $*"
 }

@@ -9,12 +9,12 @@ out=$(cam_node backend 0) || die "no backend node"
 "$BIN/vctest" produce -r 30 "$out" >"$RES/producer.log" 2>&1 &
 prod=$!
 wait_frames_in "$cap" 5 60 || fail "the producer did not start"
-v4l2-compliance -d "$cap" -s >"$RES/compliance-capture.log" 2>&1
+compliance_run "$cap" "$RES/compliance-capture.log"
 check "capture node $cap: compliance clean" compliance_gate "$RES/compliance-capture.log"
 check "capture node: blocking wait test OK" grep -qE 'test blocking wait: OK' "$RES/compliance-capture.log"
 grep -E '^Total' "$RES/compliance-capture.log" | sed 's/^/capture: /' >>"$RES/summary"
 kill "$prod"; wait "$prod" 2>/dev/null
-v4l2-compliance -d "$out" -s >"$RES/compliance-backend.log" 2>&1
+compliance_run "$out" "$RES/compliance-backend.log"
 check "backend node $out: compliance clean" compliance_gate "$RES/compliance-backend.log"
 check "backend node: blocking wait test OK" grep -qE 'test blocking wait: OK' "$RES/compliance-backend.log"
 grep -E '^Total' "$RES/compliance-backend.log" | sed 's/^/backend: /' >>"$RES/summary"

@@ -94,7 +94,7 @@ timeout 60 gst-launch-1.0 -q v4l2src device=$cap num-buffers=3 ! \
 check "GStreamer captures YUY2 320x240@15 with the pattern's pixels" "$BIN/vcpix" /tmp/gst.yuyv YUYV 320 240
 ffmpeg -loglevel error -f rawvideo -pix_fmt yuyv422 -s 320x240 -i /tmp/gst.yuyv -frames:v 1 -y "$RES/pattern.png"
 
-timeout 180 v4l2-compliance -d $cap -s >"$RES/compliance.log" 2>&1
+compliance_run $cap "$RES/compliance.log" 180
 gate=$(compliance_gate "$RES/compliance.log")
 check "v4l2-compliance -s on a viacamd camera: $gate" compliance_gate "$RES/compliance.log"
 echo "compliance: $(head -n1 <<<"$gate")" >>"$RES/summary"

@@ -84,7 +84,7 @@ for fps in 30 15 10; do
 		awk -v g="${got:-0}" -v w=$fps 'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05) }'
 done
 
-timeout 180 v4l2-compliance -d $cap -s >"$RES/compliance.log" 2>&1
+compliance_run $cap "$RES/compliance.log" 180
 gate=$(compliance_gate "$RES/compliance.log")
 check "v4l2-compliance -s on the VIA camera: $gate" compliance_gate "$RES/compliance.log"
 echo "compliance: $(head -n1 <<<"$gate")" >>"$RES/summary"
