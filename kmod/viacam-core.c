@@ -36,6 +36,10 @@ static int backend_nr[VIACAM_MAX_CAMERAS] = { [0 ... VIACAM_MAX_CAMERAS - 1] = -
 module_param_array(backend_nr, int, NULL, 0444);
 MODULE_PARM_DESC(backend_nr, "wanted /dev/videoN of each backend node (-1: automatic)");
 
+static unsigned int consumers[VIACAM_MAX_CAMERAS];
+module_param_array(consumers, uint, NULL, 0444);
+MODULE_PARM_DESC(consumers, "capture nodes of each camera created at load time, 1-8 (default 1)");
+
 static unsigned int timeout_ms = VIACAM_DEFAULT_TIMEOUT;
 module_param(timeout_ms, uint, 0644);
 MODULE_PARM_DESC(timeout_ms, "default ms without frames before the bridge repeats the last one");
@@ -60,30 +64,46 @@ static ssize_t viacam_role_show(struct device *dev, struct device_attribute *att
 	struct video_device *vdev = to_video_device(dev);
 	struct viacam_cam *cam = vdev_to_cam(vdev);
 
-	return sysfs_emit(buf, "%s\n", vdev == &cam->cap_vdev ? "capture" : "backend");
+	return sysfs_emit(buf, "%s\n", vdev == &cam->out_vdev ? "backend" : "capture");
 }
 static DEVICE_ATTR_RO(viacam_role);
 
-/* The node's counterpart, e.g. "video5". */
+/* The node's counterpart, e.g. "video5": the backend node, or the first capture node. */
 static ssize_t viacam_peer_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	struct video_device *vdev = to_video_device(dev);
 	struct viacam_cam *cam = vdev_to_cam(vdev);
-	struct video_device *peer = vdev == &cam->cap_vdev ? &cam->out_vdev : &cam->cap_vdev;
+	struct video_device *peer = vdev == &cam->out_vdev ? &cam->cons[0].vdev : &cam->out_vdev;
 
 	return sysfs_emit(buf, "video%d\n", peer->num);
 }
 static DEVICE_ATTR_RO(viacam_peer);
 
+/* Which capture node of its camera this is, from 0 (capture nodes only). */
+static ssize_t viacam_index_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct viacam_consumer *cons = vdev_to_cons(to_video_device(dev));
+
+	return sysfs_emit(buf, "%u\n", cons ? cons->index : 0);
+}
+static DEVICE_ATTR_RO(viacam_index);
+
 static ssize_t viacam_stats_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	struct viacam_cam *cam = vdev_to_cam(to_video_device(dev));
+	struct video_device *vdev = to_video_device(dev);
+	struct viacam_cam *cam = vdev_to_cam(vdev);
+	struct viacam_consumer *cons = vdev_to_cons(vdev);
 	struct viacam_counters c;
+	int len;
 
-	viacam_stats(cam, &c);
-	return sysfs_emit(buf, "frames_in %llu\nframes_out %llu\nframes_dropped %llu\n"
-			  "frames_repeated %llu\nrepeating %d\ncopies %llu\n",
-			  c.in, c.out, c.dropped, c.repeated, c.repeating, c.copies);
+	viacam_stats(cam, cons, &c);
+	len = sysfs_emit(buf, "frames_in %llu\nframes_out %llu\nframes_dropped %llu\n"
+			 "frames_repeated %llu\nrepeating %d\ncopies %llu\n",
+			 c.in, c.out, c.dropped, c.repeated, c.repeating, c.copies);
+	/* A capture node adds what it got itself (frames_out counts all nodes). */
+	if (cons)
+		len += sysfs_emit_at(buf, len, "node_frames_out %llu\n", c.node_out);
+	return len;
 }
 static DEVICE_ATTR_RO(viacam_stats);
 
@@ -91,6 +111,7 @@ static struct attribute *viacam_attrs[] = {
 	&dev_attr_viacam_id.attr,
 	&dev_attr_viacam_role.attr,
 	&dev_attr_viacam_peer.attr,
+	&dev_attr_viacam_index.attr,
 	&dev_attr_viacam_stats.attr,
 	NULL,
 };
@@ -119,9 +140,15 @@ static void viacam_vdev_release(struct video_device *vdev)
 {
 }
 
-static void viacam_vdev_setup(struct viacam_cam *cam, struct video_device *vdev, bool capture)
+static void viacam_vdev_setup(struct viacam_cam *cam, struct video_device *vdev,
+			      struct viacam_consumer *cons)
 {
-	if (capture)
+	bool capture = cons;
+
+	if (cons && cons->index)
+		snprintf(vdev->name, sizeof(vdev->name), "%.*s #%u",
+			 (int)sizeof(vdev->name) - 5, cam->label, cons->index + 1);
+	else if (capture)
 		strscpy(vdev->name, cam->label, sizeof(vdev->name));
 	else
 		snprintf(vdev->name, sizeof(vdev->name), "viacam backend %u", cam->id);
@@ -130,7 +157,7 @@ static void viacam_vdev_setup(struct viacam_cam *cam, struct video_device *vdev,
 	vdev->ioctl_ops = capture ? &viacam_cap_ioctl_ops : &viacam_out_ioctl_ops;
 	vdev->release = viacam_vdev_release;
 	vdev->lock = &cam->lock;
-	vdev->queue = capture ? &cam->cap_q : &cam->out_q;
+	vdev->queue = capture ? &cons->q : &cam->out_q;
 	vdev->vfl_dir = capture ? VFL_DIR_RX : VFL_DIR_TX;
 	vdev->device_caps = V4L2_CAP_STREAMING | V4L2_CAP_READWRITE |
 		(capture ? V4L2_CAP_VIDEO_CAPTURE : V4L2_CAP_VIDEO_OUTPUT);
@@ -142,6 +169,7 @@ static void viacam_vdev_setup(struct viacam_cam *cam, struct video_device *vdev,
 static struct viacam_cam *viacam_cam_create(struct viacam_camera *req)
 {
 	struct viacam_cam *cam;
+	unsigned int i;
 	int id, ret;
 
 	lockdep_assert_held(&viacam_devices_lock);
@@ -177,27 +205,39 @@ static struct viacam_cam *viacam_cam_create(struct viacam_camera *req)
 	/* From here on, viacam_cam_free (via v4l2_device_put) undoes everything. */
 	cam->v4l2_dev.release = viacam_cam_free;
 
-	ret = viacam_queues_init(cam);
+	ret = viacam_queues_init(cam, req->capture_count ? req->capture_count : 1);
 	if (ret)
 		goto err_put;
-	viacam_vdev_setup(cam, &cam->cap_vdev, true);
-	viacam_vdev_setup(cam, &cam->out_vdev, false);
+	for (i = 0; i < cam->ncons; i++)
+		viacam_vdev_setup(cam, &cam->cons[i].vdev, &cam->cons[i]);
+	viacam_vdev_setup(cam, &cam->out_vdev, NULL);
 	ret = viacam_ctrls_init(cam);
 	if (ret)
 		goto err_put;
-	ret = video_register_device(&cam->cap_vdev, VFL_TYPE_VIDEO, req->capture_nr);
+	/* The first capture node, then the backend node, then the others. */
+	ret = video_register_device(&cam->cons[0].vdev, VFL_TYPE_VIDEO, req->capture_nr);
 	if (ret)
 		goto err_put;
 	ret = video_register_device(&cam->out_vdev, VFL_TYPE_VIDEO, req->backend_nr);
 	if (ret)
 		goto err_unreg_cap;
-	v4l2_info(&cam->v4l2_dev, "camera %u '%s': capture %s, backend %s\n", id, cam->label,
-		  video_device_node_name(&cam->cap_vdev), video_device_node_name(&cam->out_vdev));
+	for (i = 1; i < cam->ncons; i++) {
+		ret = video_register_device(&cam->cons[i].vdev, VFL_TYPE_VIDEO, VIACAM_NR_AUTO);
+		if (ret)
+			goto err_unreg_out;
+	}
+	v4l2_info(&cam->v4l2_dev, "camera %u '%s': capture %s (%u nodes), backend %s\n", id,
+		  cam->label, video_device_node_name(&cam->cons[0].vdev), cam->ncons,
+		  video_device_node_name(&cam->out_vdev));
 	viacam_count++;
 	return cam;
 
+err_unreg_out:
+	while (--i > 0)
+		video_unregister_device(&cam->cons[i].vdev);
+	video_unregister_device(&cam->out_vdev);
 err_unreg_cap:
-	video_unregister_device(&cam->cap_vdev);
+	video_unregister_device(&cam->cons[0].vdev);
 err_put:
 	idr_remove(&viacam_cameras, id);
 	v4l2_device_put(&cam->v4l2_dev);
@@ -233,13 +273,17 @@ static void viacam_cam_unlink(struct viacam_cam *cam)
  */
 static void viacam_cam_teardown(struct viacam_cam *cam)
 {
+	unsigned int i;
+
 	v4l2_info(&cam->v4l2_dev, "camera %u '%s' removed\n", cam->id, cam->label);
 	video_unregister_device(&cam->out_vdev);
-	video_unregister_device(&cam->cap_vdev);
+	for (i = 0; i < cam->ncons; i++)
+		video_unregister_device(&cam->cons[i].vdev);
 
 	mutex_lock(&cam->lock);
 	WRITE_ONCE(cam->gone, true);
-	vb2_queue_error(&cam->cap_q);
+	for (i = 0; i < cam->ncons; i++)
+		vb2_queue_error(&cam->cons[i].q);
 	vb2_queue_error(&cam->out_q);
 	mutex_unlock(&cam->lock);
 
@@ -253,11 +297,15 @@ static void viacam_cam_teardown(struct viacam_cam *cam)
 static void viacam_query(struct viacam_cam *cam, struct viacam_camera *c)
 {
 	struct viacam_counters n;
+	unsigned int i;
 
 	mutex_lock(&cam->lock);
 	memset(c, 0, sizeof(*c));
 	c->id = cam->id;
-	c->capture_nr = cam->cap_vdev.num;
+	c->capture_nr = cam->cons[0].vdev.num;
+	c->capture_count = cam->ncons;
+	for (i = 1; i < cam->ncons; i++)
+		c->capture_nrs[i - 1] = cam->cons[i].vdev.num;
 	c->backend_nr = cam->out_vdev.num;
 	c->timeout_ms = cam->timeout_ms;
 	c->consumers = cam->cap_open;
@@ -269,13 +317,14 @@ static void viacam_query(struct viacam_cam *cam, struct viacam_camera *c)
 	strscpy(c->label, cam->label, sizeof(c->label));
 	if (cam->formats)
 		c->state |= VIACAM_STATE_DECLARED;
-	if (vb2_is_streaming(&cam->cap_q))
-		c->state |= VIACAM_STATE_CAPTURE_STREAMING;
+	for (i = 0; i < cam->ncons; i++)
+		if (vb2_is_streaming(&cam->cons[i].q))
+			c->state |= VIACAM_STATE_CAPTURE_STREAMING;
 	mutex_unlock(&cam->lock);
 
 	if (viacam_out_streaming(cam))
 		c->state |= VIACAM_STATE_BACKEND_STREAMING;
-	viacam_stats(cam, &n);
+	viacam_stats(cam, NULL, &n);
 	if (n.repeating)
 		c->state |= VIACAM_STATE_REPEATING;
 	c->frames_in = n.in;
@@ -295,7 +344,8 @@ static int viacam_check_add(struct viacam_camera *c)
 		return -EINVAL;
 	if (c->timeout_ms > VIACAM_MAX_TIMEOUT_MS)
 		return -EINVAL;
-	if (c->reserved0 || memchr_inv(c->reserved, 0, sizeof(c->reserved)))
+	if (c->reserved0 || c->capture_count > VIACAM_MAX_CAPTURES ||
+	    memchr_inv(c->capture_nrs, 0, sizeof(c->capture_nrs)))
 		return -EINVAL;
 	return 0;
 }
@@ -440,9 +490,16 @@ static int __init viacam_init(void)
 			.id = i,
 			.capture_nr = capture_nr[i],
 			.backend_nr = backend_nr[i],
+			.capture_count = consumers[i],
 		};
 		struct viacam_cam *cam;
 
+		if (c.capture_count > VIACAM_MAX_CAPTURES) {
+			pr_err("viacam: consumers=%u of camera %u is more than the limit of %u\n",
+			       c.capture_count, i, VIACAM_MAX_CAPTURES);
+			ret = -EINVAL;
+			goto err_remove;
+		}
 		if (labels[i])
 			strscpy(c.label, labels[i], sizeof(c.label));
 		if (!viacam_text_ok(c.label, sizeof(c.label), true)) {

@@ -1,68 +1,82 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * viacam-queue.c - viacam bridge: the two vb2 queues and the frame hand-off.
+ * viacam-queue.c - viacam bridge: the vb2 queues (the backend node's, one per
+ * capture node) and the frame hand-off.
  *
  * READ THIS FIRST - locking rules of the bridge
  *
- * 1. cam->lock (mutex) is vdev->lock of the capture and the backend node.
- *    The V4L2 core takes it around every non-buffer ioctl of both nodes (and
- *    the capture node's release takes it). Each vb2 queue has a lock of its
- *    own as q->lock: cam->cap_qlock for the capture queue, cam->out_qlock for
- *    the backend queue. The core takes a queue's lock for its node's buffer
- *    ioctls and the vb2 fop helpers for read/write/mmap/poll/release; the
- *    queue callbacks take cam->lock inside it (viacam_cb_lock) for the
- *    format, counts and events. A blocking VIDIOC_DQBUF does not hold its
- *    queue lock while it sleeps (vb2_ops_wait_prepare/finish). Whatever waits
- *    for user space waits under a queue lock alone: the producer's (vb2's
- *    write() emulation copying from it, USERPTR pinning its pages) under
- *    out_qlock, a consumer's (vb2's read() emulation copying to it, USERPTR
- *    pinning) under cap_qlock. So no consumer waits for the producer's user
- *    space, and neither the producer nor the control node (QUERY takes
- *    cam->lock) waits for a consumer's. No path waits for user space with
- *    cam->lock held: consumer requests are stored and forwarded as events,
- *    and a backend's declarations (S_FORMATS, S_CTRLS) copy their arrays
- *    from user space before cam->lock is taken (viacam_out_declare).
- *    Order: cap_qlock or out_qlock -> cam->lock.
+ * A camera has one backend node and 1..VIACAM_MAX_CAPTURES capture nodes
+ * (struct viacam_consumer): each capture node is an ordinary capture device
+ * with its own vb2 queue, streamed by one application at a time, and every
+ * streaming node gets each frame (one copy per node).
+ *
+ * 1. cam->lock (mutex) is vdev->lock of every node of the camera. The V4L2
+ *    core takes it around every non-buffer ioctl (and a capture node's
+ *    release takes it). Each vb2 queue has a lock of its own as q->lock:
+ *    cons->qlock for a capture node's queue, cam->out_qlock for the backend
+ *    queue. The core takes a queue's lock for its node's buffer ioctls and the
+ *    vb2 fop helpers for read/write/mmap/poll/release; the queue callbacks
+ *    take cam->lock inside it (viacam_cb_lock) for the format, counts and
+ *    events. No path holds two queue locks. A blocking VIDIOC_DQBUF does not
+ *    hold its queue lock while it sleeps (vb2_ops_wait_prepare/finish).
+ *    Whatever waits for user space waits under a queue lock alone: the
+ *    producer's (vb2's write() emulation copying from it, USERPTR pinning its
+ *    pages) under out_qlock, a consumer's (vb2's read() emulation copying to
+ *    it, USERPTR pinning) under its node's qlock. So no consumer waits for the
+ *    producer's user space or another consumer's, and neither the producer
+ *    nor the control node (QUERY takes cam->lock) waits for a consumer's. No
+ *    path waits for user space with cam->lock held: consumer requests are
+ *    stored and forwarded as events, and a backend's declarations
+ *    (S_FORMATS, S_CTRLS) copy their arrays from user space before cam->lock
+ *    is taken (viacam_out_declare).
+ *    Order: one queue lock (a cons->qlock or out_qlock) -> cam->lock.
  *    Measurement mode (module parameter queue_lock=0, the 2010 arrangement):
- *    cam->lock is the capture queue's q->lock too, so a consumer's read() or
+ *    cam->lock is the capture queues' q->lock too, so a consumer's read() or
  *    USERPTR pinning holds it while it waits for the consumer's user space
  *    (TEST-13's uffd-read shows the producer and QUERY waiting then).
- * 2. cam->copy_lock (mutex) is held by whoever takes a capture buffer off
- *    cap_queued to fill it, until the buffer is done: the worker,
- *    out_buf_queue, and a direct write(). So fills never overlap, capture
- *    buffers complete in sequence order, and a buffer read as a repeat source
- *    (src_buf) is not overwritten meanwhile. A capture stop_streaming takes it
- *    once after detaching its buffers, to wait for a direct copy in flight.
- *    Nothing holding it waits for user space: a direct write() copies with
- *    page faults disabled, and a copy that would fault goes the slow way
+ * 2. cam->copy_lock (mutex) is held by whoever takes a capture buffer off a
+ *    node's queued list to fill it, until the buffer is done: the worker,
+ *    out_buf_queue, and a direct write(). So fills never overlap, each node's
+ *    buffers complete in sequence order, the held frame is not replaced
+ *    while it is copied to node after node, and a buffer read as a repeat
+ *    source (src_buf) is not overwritten meanwhile. A capture stop_streaming
+ *    takes it once after detaching its node's buffers, to wait for a copy in
+ *    flight. Nothing holding it waits for user space: a direct write() copies
+ *    with page faults disabled, and a copy that would fault goes the slow way
  *    (vb2's write() emulation, under out_qlock only). last_frame, the
  *    bridge's own copy of a frame to repeat, is read and written only with
  *    copy_lock held.
- * 3. cam->slock (spinlock) protects the hand-off state (lists, held buffer,
- *    src_buf, active flags, stream formats, counters). It is held only for
- *    pointer and counter updates: never across a copy, an allocation or a
- *    wait.
- * 4. A backend frame queued while a capture buffer waits (and nothing older
- *    is pending) is copied at once in out_buf_queue, in the producer's QBUF;
- *    every other copy from a backend buffer runs in the camera's ordered
- *    workqueue (frame_work, repeat_work). A stop_streaming callback first
- *    detaches its buffers under slock, then flushes the workqueue: after that
- *    no copy can still touch them, and it returns them to vb2.
- * 5. Lock order: viacam_devices_lock -> [queue lock ->] cam->lock -> control
- *    handler lock -> cam->copy_lock -> cam->slock. The worker takes only
- *    copy_lock and slock; out_buf_queue (queue lock held) copy_lock and slock.
+ * 3. cam->slock (spinlock) protects the hand-off state (each node's queued
+ *    list, active, want, sequence and format; held, src_buf, nactive, the
+ *    backend's state, counters). It is held only for pointer and counter
+ *    updates: never across a copy, an allocation or a wait.
+ * 4. A backend frame queued while every streaming node has had the held frame
+ *    (and nothing older is pending) becomes the held frame in out_buf_queue,
+ *    and each node with a buffer waiting gets its copy there, in the
+ *    producer's QBUF; every other copy from a backend buffer runs in the
+ *    camera's ordered workqueue (frame_work, repeat_work). A stop_streaming
+ *    callback first detaches its buffers under slock, then flushes the
+ *    workqueue (and takes copy_lock once): after that no copy can still touch
+ *    them, and it returns them to vb2.
+ * 5. Lock order: viacam_devices_lock -> [one queue lock ->] cam->lock ->
+ *    control handler lock -> cam->copy_lock -> cam->slock. The worker takes
+ *    only copy_lock and slock; out_buf_queue (out_qlock held) copy_lock and
+ *    slock. Completing a buffer of another node's queue (vb2_buffer_done)
+ *    needs no queue lock.
  *
  * The hand-off keeps the newest backend frame ("held") instead of returning
  * it at once. That gives "latest wins" when no capture buffer is waiting,
  * and a frame to repeat when the producer stalls, without a second copy per
- * frame. The backend queue therefore has at least two buffers.
- * A write() of one whole raw frame while a capture buffer waits skips the
- * backend queue: it is copied from user space straight into that buffer (one
- * copy; vb2's write() emulation plus the hand-off would make two), if its
- * pages are present. That buffer is then the source for repeats (src_buf)
- * once it is queued again, if its memory is MMAP memory; of a USERPTR or
- * DMABUF buffer, whose memory the consumer may change, the bridge keeps its
- * own copy (last_frame) at once.
+ * frame. The backend queue therefore has at least two buffers. Each
+ * streaming node is owed the held frame once (cons->want): a node with no
+ * buffer waiting gets it when it queues one, unless a newer frame came.
+ * A write() of one whole raw frame while exactly one node streams and has a
+ * buffer waiting skips the backend queue: it is copied from user space
+ * straight into that buffer (one copy; vb2's write() emulation plus the
+ * hand-off would make two), if its pages are present. That buffer is then
+ * the source for that node's repeats (src_buf) once it is queued again, if
+ * its memory is MMAP memory; of a USERPTR or DMABUF buffer, whose memory the
+ * consumer may change, the bridge keeps its own copy (last_frame) at once.
  */
 #include <linux/delay.h>
 #include <linux/jiffies.h>
@@ -78,7 +92,7 @@
 static bool queue_lock = true;
 module_param(queue_lock, bool, 0444);
 MODULE_PARM_DESC(queue_lock,
-		 "the capture queue has its own lock (default); 0: the node's lock, as one lock per camera (measurement mode: a consumer's read() then stalls the camera while it faults)");
+		 "each capture queue has its own lock (default); 0: the camera's lock, as one lock per camera (measurement mode: a consumer's read() then stalls the camera while it faults)");
 
 /*
  * Fault injection for the tests: bits 0, 1 and 3 each widen one race window
@@ -86,12 +100,14 @@ MODULE_PARM_DESC(queue_lock,
  * loses one allocation per camera, so that tests/harness/test-vm-verdicts can
  * show that a leak fails the run on the kmemleak kernel; bit 4 makes a capture
  * stream's stop hold the camera's lock for 2 s (a slow stop: TEST-13 shows
- * that it holds up only that camera, not the control node).
+ * that it holds up only that camera, not the control node); bit 5 delays the
+ * end of a capture buffer's queueing (cap_buf_queue) by 200 ms, the window in
+ * which a frame copied into it would make the consumer's QBUF return DONE.
  */
 static uint inject;
 module_param(inject, uint, 0644);
 MODULE_PARM_DESC(inject,
-		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, bit 3 the copy in a producer's QBUF, by 200 ms; bit 2 leaks 64 bytes per camera; bit 4 delays a capture stop by 2 s (default 0)");
+		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, bit 3 the copy in a producer's QBUF, bit 5 the end of a capture buffer's queueing, by 200 ms; bit 2 leaks 64 bytes per camera; bit 4 delays a capture stop by 2 s (default 0)");
 
 /*
  * Buffer memory is vmalloc memory that no cgroup is charged for, and anyone
@@ -107,6 +123,7 @@ MODULE_PARM_DESC(max_queue_mb,
 #define VIACAM_INJECT_LEAK	BIT(2)
 #define VIACAM_INJECT_QBUF	BIT(3)
 #define VIACAM_INJECT_STOP	BIT(4)
+#define VIACAM_INJECT_CAPQ	BIT(5)
 
 static void viacam_inject_delay(u32 site)
 {
@@ -182,18 +199,70 @@ static void viacam_fill_neutral(void *dst, u32 len)
 	memset(dst, 0x80, len);
 }
 
-/* Take the oldest waiting capture buffer. Called with slock held. */
-static struct viacam_buf *viacam_take_cap(struct viacam_cam *cam)
+/* Take the oldest waiting capture buffer of @cons. Called with slock held. */
+static struct viacam_buf *viacam_take_cap(struct viacam_consumer *cons)
 {
 	struct viacam_buf *buf;
 
-	lockdep_assert_held(&cam->slock);
-	if (!cam->cap_active || list_empty(&cam->cap_queued))
+	lockdep_assert_held(&cons->cam->slock);
+	if (!cons->active || list_empty(&cons->queued))
 		return NULL;
-	buf = list_first_entry(&cam->cap_queued, struct viacam_buf, list);
+	buf = list_first_entry(&cons->queued, struct viacam_buf, list);
 	list_del(&buf->list);
-	buf->vb.sequence = cam->cap_sequence++;
+	buf->vb.sequence = cons->sequence++;
 	return buf;
+}
+
+/* Undo viacam_take_cap() (slock held); false if the stream stopped meanwhile. */
+static bool viacam_untake_cap(struct viacam_consumer *cons, struct viacam_buf *buf)
+{
+	lockdep_assert_held(&cons->cam->slock);
+	if (!cons->active)
+		return false;
+	list_add(&buf->list, &cons->queued);
+	cons->sequence--;
+	return true;
+}
+
+/* The capture node a capture buffer belongs to. */
+static struct viacam_consumer *viacam_buf_cons(struct viacam_buf *buf)
+{
+	return vb2_get_drv_priv(buf->vb.vb2_buf.vb2_queue);
+}
+
+/* Does a streaming capture node still want the held frame? slock held. */
+static bool viacam_held_wanted(struct viacam_cam *cam)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&cam->slock);
+	for (i = 0; i < cam->ncons; i++)
+		if (cam->cons[i].active && cam->cons[i].want)
+			return true;
+	return false;
+}
+
+/*
+ * @buf becomes the held frame (slock held): every streaming node is owed it.
+ * Returns the frame held before, for the caller to give back to the producer.
+ */
+static struct viacam_buf *viacam_hold(struct viacam_cam *cam, struct viacam_buf *buf)
+{
+	struct viacam_buf *old = cam->held;
+	unsigned int i;
+
+	lockdep_assert_held(&cam->slock);
+	if (old && !cam->held_shown)
+		cam->frames_dropped++;
+	cam->held = buf;
+	cam->held_shown = false;
+	for (i = 0; i < cam->ncons; i++)
+		cam->cons[i].want = cam->cons[i].active;
+	cam->src_buf = NULL;	/* held is newer than a direct write */
+	cam->src_cons = NULL;
+	cam->last_in = ktime_get();
+	cam->repeating = false;
+	return old;
 }
 
 /*
@@ -250,6 +319,7 @@ static void viacam_cap_complete(struct viacam_cam *cam, struct viacam_buf *buf,
 	vb->timestamp = viacam_cap_time(cam, producer_ts);
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->frames_out++;
+	viacam_buf_cons(buf)->frames_out++;
 	if (copied)
 		cam->copies++;
 	if (repeat)
@@ -316,13 +386,52 @@ static void viacam_save_last(struct viacam_cam *cam, const void *src, u32 len,
  * The worker: every copy happens here
  */
 
+/*
+ * Give the held frame @src to every streaming node that is owed it and has a
+ * buffer waiting: one copy each, in node order. copy_lock held, so nothing
+ * else fills a capture buffer or replaces the held frame meanwhile, except
+ * the producer's stop_streaming, which clears held under slock alone and then
+ * waits for this copy (it flushes the worker; in out_buf_queue it cannot run
+ * at all, both hold out_qlock). So @src is read, never cam->held.
+ */
+static void viacam_deliver_held(struct viacam_cam *cam, struct viacam_buf *src, u32 site)
+{
+	struct viacam_buf *cap;
+	unsigned long flags;
+	unsigned int i;
+	u32 len;
+
+	lockdep_assert_held(&cam->copy_lock);
+	for (i = 0; i < cam->ncons; i++) {
+		struct viacam_consumer *cons = &cam->cons[i];
+
+		cap = NULL;
+		len = 0;
+		spin_lock_irqsave(&cam->slock, flags);
+		if (cam->held == src && cons->active && cons->want &&
+		    viacam_sfmt_fits(&cam->out_sfmt, &cons->sfmt)) {
+			len = viacam_src_len(src, &cons->sfmt);
+			cap = len ? viacam_take_cap(cons) : NULL;
+		}
+		if (cap) {
+			cons->want = false;
+			cam->held_shown = true;
+		}
+		spin_unlock_irqrestore(&cam->slock, flags);
+		if (!cap)
+			continue;
+		viacam_inject_delay(site);
+		viacam_cap_complete(cam, cap, vb2_plane_vaddr(&src->vb.vb2_buf, 0), len,
+				    src->vb.vb2_buf.timestamp, false);
+	}
+}
+
 static void viacam_frame_work(struct work_struct *work)
 {
 	struct viacam_cam *cam = container_of(work, struct viacam_cam, frame_work);
-	struct viacam_buf *cap = NULL, *src = NULL, *newest = NULL, *buf, *tmp;
+	struct viacam_buf *src, *newest, *old, *buf, *tmp;
 	LIST_HEAD(done);
 	unsigned long flags;
-	u32 len = 0;
 
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
@@ -331,61 +440,103 @@ static void viacam_frame_work(struct work_struct *work)
 		newest = list_last_entry(&cam->out_pending, struct viacam_buf, list);
 		list_del(&newest->list);
 		/* Oldest first, so the producer dequeues in sequence order. */
-		if (cam->held) {
-			if (!cam->held_delivered)
-				cam->frames_dropped++;
-			list_add_tail(&cam->held->list, &done);
-		}
+		old = viacam_hold(cam, newest);
+		if (old)
+			list_add_tail(&old->list, &done);
 		list_for_each_entry_safe(buf, tmp, &cam->out_pending, list) {
 			list_move_tail(&buf->list, &done);
 			cam->frames_dropped++;
 		}
-		cam->held = newest;
-		cam->held_delivered = false;
-		cam->src_buf = NULL;	/* held is newer than a direct write */
-		cam->last_in = ktime_get();
-		cam->repeating = false;
 	}
-	if (cam->held && !cam->held_delivered &&
-	    viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt)) {
-		len = viacam_src_len(cam->held, &cam->cap_sfmt);
-		cap = len ? viacam_take_cap(cam) : NULL;
-		if (cap) {
-			cam->held_delivered = true;
-			src = cam->held;
-		}
-	}
+	src = cam->held;
 	spin_unlock_irqrestore(&cam->slock, flags);
 
 	/* Frames nobody will see go back to the producer. */
 	viacam_return_list(&done, VB2_BUF_STATE_DONE);
-	viacam_inject_delay(VIACAM_INJECT_WORKER);
-	/*
-	 * From @src, not cam->held: the producer's stop_streaming clears held
-	 * without copy_lock, but flushes this worker before it returns @src.
-	 */
-	if (cap)
-		viacam_cap_complete(cam, cap, vb2_plane_vaddr(&src->vb.vb2_buf, 0), len,
-				    src->vb.vb2_buf.timestamp, false);
+	if (src)
+		viacam_deliver_held(cam, src, VIACAM_INJECT_WORKER);
 	mutex_unlock(&cam->copy_lock);
 }
 
+/*
+ * One repeat for @cons (copy_lock held): its oldest waiting buffer gets the
+ * best frame there is. The source is, in order: the held frame if it fits;
+ * the buffer a direct write() filled (src_buf), once it is this node's again;
+ * last_frame if it fits; else a neutral frame (none exists for a compressed
+ * format: the buffer waits).
+ */
+static void viacam_repeat_one(struct viacam_cam *cam, struct viacam_consumer *cons)
+{
+	struct viacam_streamfmt sfmt;
+	struct viacam_buf *cap;
+	const void *src = NULL;
+	unsigned long flags;
+	bool keep = false, wait = false;
+	u32 len;
+
+	spin_lock_irqsave(&cam->slock, flags);
+	cap = viacam_take_cap(cons);
+	if (!cap) {
+		spin_unlock_irqrestore(&cam->slock, flags);
+		return;
+	}
+	len = cons->sfmt.sizeimage;
+	if (cam->held && viacam_sfmt_fits(&cam->out_sfmt, &cons->sfmt) &&
+	    viacam_src_len(cam->held, &cons->sfmt)) {
+		src = vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0);
+		len = viacam_src_len(cam->held, &cons->sfmt);
+	} else if (cam->src_buf && cam->src_cons == cons &&
+		   (cam->src_ready || cap == cam->src_buf)) {
+		/*
+		 * A direct write's frame, in a buffer that is ours again: keep a
+		 * copy (last_frame) before the buffer goes back to the consumer,
+		 * so later repeats do not depend on it.
+		 */
+		src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
+		keep = true;
+		cam->src_buf = NULL;
+		cam->src_cons = NULL;
+		cam->src_ready = false;
+		cam->last_valid = false;
+	} else if (cam->src_buf && cam->src_cons == cons) {
+		/* The consumer holds the newest frame: not an older one. */
+		wait = true;
+	} else if (cam->last_valid && viacam_sfmt_fits(&cam->last_sfmt, &cons->sfmt)) {
+		src = cam->last_frame;
+		len = cam->last_len;
+	} else if (viacam_is_compressed(cons->sfmt.pixelformat)) {
+		/* No neutral frame exists for a compressed format. */
+		wait = true;
+	}
+	if (wait) {
+		viacam_untake_cap(cons, cap);
+		cap = NULL;
+	}
+	sfmt = cons->sfmt;
+	spin_unlock_irqrestore(&cam->slock, flags);
+
+	if (keep)
+		viacam_keep_frame(cam, src, len, &sfmt);
+	if (cap)
+		viacam_cap_complete(cam, cap, src, len, 0, true);
+}
+
+/*
+ * Once the timeout has passed without a real frame, every streaming node gets
+ * one repeated frame per negotiated interval (at least 1 ms apart).
+ */
 static void viacam_repeat_work(struct work_struct *work)
 {
 	struct viacam_cam *cam = container_of(to_delayed_work(work), struct viacam_cam,
 					      repeat_work);
-	struct viacam_buf *cap = NULL;
-	struct viacam_streamfmt sfmt;
-	const void *src = NULL;
 	unsigned long flags, delay;
 	ktime_t now = ktime_get(), due;
-	bool keep = false;
-	u32 len = 0;
 	s64 interval_us;
+	unsigned int i;
 
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
-	if (!cam->cap_active) {
+	if (!cam->nactive) {
 		spin_unlock_irqrestore(&cam->slock, flags);
 		mutex_unlock(&cam->copy_lock);
 		return;
@@ -400,54 +551,12 @@ static void viacam_repeat_work(struct work_struct *work)
 	}
 	cam->repeating = true;
 	cam->wr_direct = false;
-	cap = viacam_take_cap(cam);
-	if (cap) {
-		u32 held_len = cam->held && viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt) ?
-			       viacam_src_len(cam->held, &cam->cap_sfmt) : 0;
-		bool last_fits = cam->last_valid &&
-				 viacam_sfmt_fits(&cam->last_sfmt, &cam->cap_sfmt);
-		bool wait = false;
-
-		len = cam->cap_sfmt.sizeimage;
-		if (held_len) {
-			src = vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0);
-			len = held_len;
-		} else if (cam->src_buf && (cam->src_ready || cap == cam->src_buf)) {
-			/*
-			 * A direct write's frame, in a buffer that is ours again:
-			 * keep a copy (last_frame) before the buffer goes back to
-			 * the consumer, so later repeats do not depend on it.
-			 */
-			src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
-			keep = true;
-			cam->src_buf = NULL;
-			cam->src_ready = false;
-			cam->last_valid = false;
-		} else if (cam->src_buf) {
-			/* The consumer holds the newest frame: not an older one. */
-			wait = true;
-		} else if (last_fits) {
-			src = cam->last_frame;
-			len = cam->last_len;
-		} else if (viacam_is_compressed(cam->cap_sfmt.pixelformat)) {
-			/* No neutral frame exists for a compressed format. */
-			wait = true;
-		}
-		if (wait) {
-			list_add(&cap->list, &cam->cap_queued);
-			cam->cap_sequence--;
-			cap = NULL;
-		}
-	}
 	interval_us = div_u64((u64)cam->cap_interval_num * USEC_PER_SEC,
 			      max_t(u32, cam->cap_interval_den, 1));
-	sfmt = cam->cap_sfmt;
 	spin_unlock_irqrestore(&cam->slock, flags);
 
-	if (keep)
-		viacam_keep_frame(cam, src, len, &sfmt);
-	if (cap)
-		viacam_cap_complete(cam, cap, src, len, 0, true);
+	for (i = 0; i < cam->ncons; i++)
+		viacam_repeat_one(cam, &cam->cons[i]);
 	mutex_unlock(&cam->copy_lock);
 	delay = usecs_to_jiffies(max_t(s64, interval_us, 1000));
 	queue_delayed_work(cam->wq, &cam->repeat_work, delay);
@@ -473,12 +582,22 @@ static u32 viacam_max_frame(struct viacam_cam *cam)
 	return max;
 }
 
+/*
+ * The camera of a queue: the backend queue's drv_priv is the camera, a
+ * capture queue's its node (struct viacam_consumer).
+ */
+static struct viacam_cam *viacam_q_cam(struct vb2_queue *q)
+{
+	return q->type == V4L2_BUF_TYPE_VIDEO_OUTPUT ? vb2_get_drv_priv(q) :
+	       ((struct viacam_consumer *)vb2_get_drv_priv(q))->cam;
+}
+
 /* Buffers of @q now (vb2 itself says so with an accessor only since 6.8). */
 static unsigned int *viacam_nbufs(struct vb2_queue *q)
 {
-	struct viacam_cam *cam = vb2_get_drv_priv(q);
-
-	return q == &cam->cap_q ? &cam->cap_nbufs : &cam->out_nbufs;
+	if (q->type == V4L2_BUF_TYPE_VIDEO_OUTPUT)
+		return &((struct viacam_cam *)vb2_get_drv_priv(q))->out_nbufs;
+	return &((struct viacam_consumer *)vb2_get_drv_priv(q))->nbufs;
 }
 
 static int viacam_buf_init(struct vb2_buffer *vb)
@@ -501,7 +620,7 @@ static void viacam_buf_cleanup(struct vb2_buffer *vb)
 static int viacam_queue_sizes(struct vb2_queue *q, unsigned int *nbuffers,
 			      unsigned int *nplanes, unsigned int sizes[])
 {
-	struct viacam_cam *cam = vb2_get_drv_priv(q);
+	struct viacam_cam *cam = viacam_q_cam(q);
 	u64 budget = (u64)READ_ONCE(max_queue_mb) << 20;
 	unsigned int have = *viacam_nbufs(q);
 	u32 fmt_size, max_frame;
@@ -542,7 +661,7 @@ static int cap_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 
 static int cap_buf_prepare(struct vb2_buffer *vb)
 {
-	struct viacam_cam *cam = vb2_get_drv_priv(vb->vb2_queue);
+	struct viacam_cam *cam = viacam_q_cam(vb->vb2_queue);
 	u32 size;
 
 	viacam_cb_lock(cam, vb->vb2_queue);
@@ -553,87 +672,153 @@ static int cap_buf_prepare(struct vb2_buffer *vb)
 
 static void cap_buf_queue(struct vb2_buffer *vb)
 {
-	struct viacam_cam *cam = vb2_get_drv_priv(vb->vb2_queue);
+	struct viacam_consumer *cons = vb2_get_drv_priv(vb->vb2_queue);
+	struct viacam_cam *cam = cons->cam;
 	struct viacam_buf *buf = to_viacam_buf(vb);
 	unsigned long flags;
 	bool kick;
 
 	spin_lock_irqsave(&cam->slock, flags);
-	list_add_tail(&buf->list, &cam->cap_queued);
+	if (cons->in_qbuf) {
+		/* viacam_qbuf makes it fillable once the QBUF is done. */
+		list_add_tail(&buf->list, &cons->staged);
+		spin_unlock_irqrestore(&cam->slock, flags);
+		viacam_inject_delay(VIACAM_INJECT_CAPQ);
+		return;
+	}
+	list_add_tail(&buf->list, &cons->queued);
 	/* The direct write's frame is in it, ours again (src_buf is MMAP only). */
 	if (buf == cam->src_buf)
 		cam->src_ready = true;
-	kick = cam->cap_active && cam->held && !cam->held_delivered;
+	kick = cons->active && cam->held && cons->want;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (kick)
 		queue_work(cam->wq, &cam->frame_work);
+	viacam_inject_delay(VIACAM_INJECT_CAPQ);
+}
+
+/*
+ * VIDIOC_QBUF of a capture node (its queue's lock held by the core). The
+ * buffer is staged while vb2 fills in what QBUF returns, and only then may a
+ * frame be copied into it: otherwise the producer's QBUF or the worker could
+ * complete it in between, and the consumer's QBUF would return it as DONE.
+ */
+int viacam_qbuf(struct file *file, void *fh, struct v4l2_buffer *b)
+{
+	struct viacam_consumer *cons = vdev_to_cons(video_devdata(file));
+	struct viacam_cam *cam = cons->cam;
+	struct viacam_buf *buf, *tmp;
+	unsigned long flags;
+	bool kick = false;
+	int ret;
+
+	spin_lock_irqsave(&cam->slock, flags);
+	cons->in_qbuf = true;
+	spin_unlock_irqrestore(&cam->slock, flags);
+	ret = vb2_ioctl_qbuf(file, fh, b);
+	spin_lock_irqsave(&cam->slock, flags);
+	cons->in_qbuf = false;
+	list_for_each_entry_safe(buf, tmp, &cons->staged, list) {
+		list_move_tail(&buf->list, &cons->queued);
+		if (buf == cam->src_buf)
+			cam->src_ready = true;
+		kick = true;
+	}
+	kick = kick && cons->active && cam->held && cons->want;
+	spin_unlock_irqrestore(&cam->slock, flags);
+	if (kick)
+		queue_work(cam->wq, &cam->frame_work);
+	return ret;
 }
 
 static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 {
-	struct viacam_cam *cam = vb2_get_drv_priv(q);
+	struct viacam_consumer *cons = vb2_get_drv_priv(q);
+	struct viacam_cam *cam = cons->cam;
 	unsigned long flags;
 	ktime_t now = ktime_get();
+	bool first;
 
 	viacam_cb_lock(cam, q);
 	spin_lock_irqsave(&cam->slock, flags);
-	viacam_streamfmt_from_pix(&cam->cap_sfmt, &cam->fmt);
-	cam->cap_interval_num = cam->interval.numerator;
-	cam->cap_interval_den = cam->interval.denominator;
-	cam->cap_sequence = 0;
-	cam->cap_active = true;
+	viacam_streamfmt_from_pix(&cons->sfmt, &cam->fmt);
+	cons->sequence = 0;
+	cons->active = true;
 	/*
 	 * A new stream starts with the producer's next frame, not with one that
 	 * arrived before it: that frame may be old, and handing it out at once
 	 * would make the first (non-blocking) DQBUF or read() succeed or fail
 	 * depending on timing. It is still repeated if the producer stalls.
 	 */
-	cam->held_delivered = true;
-	/* The timeout counts from now if the backend has been quiet for longer. */
-	if (ktime_before(cam->last_in, now) && !cam->out_active)
-		cam->last_in = now;
-	cam->repeating = false;
+	cons->want = false;
+	first = !cam->nactive++;
+	if (first) {
+		cam->cap_interval_num = cam->interval.numerator;
+		cam->cap_interval_den = cam->interval.denominator;
+		/* The timeout counts from now if the backend has been quiet for longer. */
+		if (ktime_before(cam->last_in, now) && !cam->out_active)
+			cam->last_in = now;
+		cam->repeating = false;
+	}
 	spin_unlock_irqrestore(&cam->slock, flags);
 
-	viacam_send_stream_event(cam, VIACAM_EVENT_STREAM_START);
+	/* The backend hears of the first stream only; the others share it. */
+	if (first)
+		viacam_send_stream_event(cam, VIACAM_EVENT_STREAM_START);
 	viacam_notify_consumers(cam);
 	queue_work(cam->wq, &cam->frame_work);
-	queue_delayed_work(cam->wq, &cam->repeat_work, msecs_to_jiffies(cam->timeout_ms));
+	if (first)
+		queue_delayed_work(cam->wq, &cam->repeat_work, msecs_to_jiffies(cam->timeout_ms));
 	viacam_cb_unlock(cam, q);
 	return 0;
 }
 
+/*
+ * A capture node stops (STREAMOFF, close, its consumer's death). Only its own
+ * buffers are touched: the other nodes stream on, and the backend hears
+ * STREAM_STOP when the last one stops.
+ */
 static void cap_stop_streaming(struct vb2_queue *q)
 {
-	struct viacam_cam *cam = vb2_get_drv_priv(q);
-	struct viacam_buf *src;
+	struct viacam_consumer *cons = vb2_get_drv_priv(q);
+	struct viacam_cam *cam = cons->cam;
+	struct viacam_buf *src = NULL;
 	unsigned long flags;
 	LIST_HEAD(queued);
+	bool last;
 
 	viacam_cb_lock(cam, q);
 	spin_lock_irqsave(&cam->slock, flags);
-	cam->cap_active = false;
-	list_splice_init(&cam->cap_queued, &queued);
-	src = cam->src_ready ? cam->src_buf : NULL;
-	cam->src_buf = NULL;
-	cam->src_ready = false;
+	cons->active = false;
+	cons->want = false;
+	list_splice_init(&cons->queued, &queued);
+	list_splice_tail_init(&cons->staged, &queued);
+	if (cam->src_cons == cons) {
+		src = cam->src_ready ? cam->src_buf : NULL;
+		cam->src_buf = NULL;
+		cam->src_cons = NULL;
+		cam->src_ready = false;
+	}
+	last = !--cam->nactive;
 	/* No capture buffer waits now: a write() goes through vb2's queue. */
 	cam->wr_direct = false;
 	spin_unlock_irqrestore(&cam->slock, flags);
 
 	/* A copy in flight completes its own buffer; wait for it. */
 	viacam_inject_delay(VIACAM_INJECT_STOP);
-	cancel_delayed_work_sync(&cam->repeat_work);
+	if (last)
+		cancel_delayed_work_sync(&cam->repeat_work);
 	flush_workqueue(cam->wq);
 	mutex_lock(&cam->copy_lock);
 	mutex_unlock(&cam->copy_lock);
 	/* A direct write's frame is still needed to repeat it in a later stream. */
 	if (src)
-		viacam_save_last(cam, vb2_plane_vaddr(&src->vb.vb2_buf, 0), cam->cap_sfmt.sizeimage,
-				 &cam->cap_sfmt);
+		viacam_save_last(cam, vb2_plane_vaddr(&src->vb.vb2_buf, 0), cons->sfmt.sizeimage,
+				 &cons->sfmt);
 	viacam_return_list(&queued, VB2_BUF_STATE_ERROR);
 
-	viacam_send_event(cam, VIACAM_EVENT_STREAM_STOP, NULL, 0);
+	if (last)
+		viacam_send_event(cam, VIACAM_EVENT_STREAM_STOP, NULL, 0);
 	viacam_notify_consumers(cam);
 	viacam_cb_unlock(cam, q);
 }
@@ -703,18 +888,19 @@ static int out_buf_prepare(struct vb2_buffer *vb)
 }
 
 /*
- * A backend frame is queued (QBUF, or vb2's write() emulation). When a capture
- * buffer waits and nothing older is pending, it is filled right here, in the
- * producer's call: no hand-over to the worker, so the consumer wakes at once.
- * The frame becomes the held one. Otherwise the worker takes it in order.
+ * A backend frame is queued (QBUF, or vb2's write() emulation). When nothing
+ * older is pending and every streaming node has had the held frame, it
+ * becomes the held frame right here, and each node with a buffer waiting gets
+ * its copy in the producer's call: no hand-over to the worker, so consumers
+ * wake at once. A node with no buffer waiting gets it when it queues one.
+ * Otherwise the worker takes the frame in order.
  */
 static void out_buf_queue(struct vb2_buffer *vb)
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(vb->vb2_queue);
-	struct viacam_buf *buf = to_viacam_buf(vb), *cap = NULL, *old = NULL;
+	struct viacam_buf *buf = to_viacam_buf(vb), *old = NULL;
 	unsigned long flags;
-	bool kick = false;
-	u32 len = 0;
+	bool now = false, kick = false;
 
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
@@ -723,28 +909,16 @@ static void out_buf_queue(struct vb2_buffer *vb)
 	/* vb2's write() emulation copied this frame from user space. */
 	if (vb->vb2_queue->fileio)
 		cam->copies++;
-	if (cam->out_active && list_empty(&cam->out_pending) &&
-	    (!cam->held || cam->held_delivered) &&
-	    viacam_sfmt_fits(&cam->out_sfmt, &cam->cap_sfmt)) {
-		len = viacam_src_len(buf, &cam->cap_sfmt);
-		cap = len ? viacam_take_cap(cam) : NULL;
-	}
-	if (cap) {
-		old = cam->held;
-		cam->held = buf;
-		cam->held_delivered = true;
-		cam->src_buf = NULL;
-		cam->last_in = ktime_get();
-		cam->repeating = false;
+	if (cam->out_active && list_empty(&cam->out_pending) && !viacam_held_wanted(cam)) {
+		old = viacam_hold(cam, buf);
+		now = true;
 	} else {
 		list_add_tail(&buf->list, &cam->out_pending);
 		kick = cam->out_active;
 	}
 	spin_unlock_irqrestore(&cam->slock, flags);
-	if (cap) {
-		viacam_inject_delay(VIACAM_INJECT_QBUF);
-		viacam_cap_complete(cam, cap, vb2_plane_vaddr(vb, 0), len, vb->timestamp, false);
-	}
+	if (now)
+		viacam_deliver_held(cam, buf, VIACAM_INJECT_QBUF);
 	mutex_unlock(&cam->copy_lock);
 	/* The frame held before was shown already: the producer gets it back. */
 	if (old)
@@ -833,6 +1007,7 @@ static struct viacam_buf *viacam_write_take(struct viacam_cam *cam, struct file 
 	struct viacam_streamfmt sfmt;
 	struct viacam_buf *cap = NULL;
 	unsigned long flags;
+	unsigned int i;
 
 	lockdep_assert_held(&cam->lock);
 	if (!vb2_is_busy(q))
@@ -847,10 +1022,17 @@ static struct viacam_buf *viacam_write_take(struct viacam_cam *cam, struct file 
 
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
-	/* Frames vb2 queued earlier go first; so does a held one not yet shown. */
-	if (list_empty(&cam->out_pending) && (!cam->held || cam->held_delivered) &&
-	    viacam_sfmt_fits(&sfmt, &cam->cap_sfmt))
-		cap = viacam_take_cap(cam);
+	/*
+	 * Frames vb2 queued earlier go first; so does a held one not yet shown.
+	 * With several nodes streaming, each needs its own copy: the hand-off.
+	 */
+	if (cam->nactive == 1 && list_empty(&cam->out_pending) && !viacam_held_wanted(cam)) {
+		for (i = 0; i < cam->ncons; i++)
+			if (cam->cons[i].active)
+				break;
+		if (viacam_sfmt_fits(&sfmt, &cam->cons[i].sfmt))
+			cap = viacam_take_cap(&cam->cons[i]);
+	}
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (!cap)
 		mutex_unlock(&cam->copy_lock);
@@ -871,11 +1053,13 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 				 const char __user *ubuf, size_t count,
 				 struct viacam_buf **old)
 {
+	struct viacam_consumer *cons = viacam_buf_cons(cap);
 	struct vb2_buffer *vb = &cap->vb.vb2_buf;
 	/* Only MMAP memory stays ours alone once the consumer has the buffer back. */
 	bool own = vb->memory == VB2_MEMORY_MMAP;
 	struct viacam_streamfmt sfmt;
 	unsigned long flags;
+	unsigned int i;
 	bool failed;
 
 	viacam_inject_delay(VIACAM_INJECT_WRITE);
@@ -883,11 +1067,8 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 	spin_lock_irqsave(&cam->slock, flags);
 	if (failed) {
 		/* Nothing was taken since (copy_lock): undo the take. */
-		if (cam->cap_active) {
-			list_add(&cap->list, &cam->cap_queued);
-			cam->cap_sequence--;
+		if (viacam_untake_cap(cons, cap))
 			cap = NULL;
-		}
 		spin_unlock_irqrestore(&cam->slock, flags);
 		/* A stopped stream's buffer goes back to vb2 as its stop wants it. */
 		if (cap)
@@ -896,6 +1077,8 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 	}
 	*old = cam->held;
 	cam->held = NULL;
+	for (i = 0; i < cam->ncons; i++)
+		cam->cons[i].want = false;
 	cam->frames_in++;
 	cam->out_sequence++;
 	cam->last_in = ktime_get();
@@ -904,11 +1087,12 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 	cam->frames_out++;
 	cam->copies++;
 	/* The repeat source, unless the stream stopped (which cleared it). */
-	cam->src_buf = cam->cap_active && own ? cap : NULL;
+	cam->src_buf = cons->active && own ? cap : NULL;
+	cam->src_cons = cam->src_buf ? cons : NULL;
 	cam->src_ready = false;
 	if (!own)
 		cam->last_valid = false;
-	sfmt = cam->cap_sfmt;
+	sfmt = cons->sfmt;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	/*
 	 * A USERPTR or DMABUF buffer is the consumer's memory: it may change once
@@ -1018,38 +1202,35 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
  * Setup and state queries
  */
 
-static int viacam_queue_init(struct viacam_cam *cam, struct vb2_queue *q,
-			     enum v4l2_buf_type type, const struct vb2_ops *ops)
+/* @priv: the camera for the backend queue, the node for a capture queue. */
+static int viacam_queue_init(struct viacam_cam *cam, void *priv, struct vb2_queue *q,
+			     struct mutex *qlock, enum v4l2_buf_type type,
+			     const struct vb2_ops *ops)
 {
 	bool capture = type == V4L2_BUF_TYPE_VIDEO_CAPTURE;
 
 	q->type = type;
 	q->io_modes = VB2_MMAP | VB2_USERPTR | VB2_DMABUF | (capture ? VB2_READ : VB2_WRITE);
-	q->drv_priv = cam;
+	q->drv_priv = priv;
 	q->buf_struct_size = sizeof(struct viacam_buf);
 	q->ops = ops;
 	q->mem_ops = &vb2_vmalloc_memops;
 	q->timestamp_flags = capture ?
 		V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC | V4L2_BUF_FLAG_TSTAMP_SRC_EOF :
 		V4L2_BUF_FLAG_TIMESTAMP_COPY;
-	if (!capture)
-		q->lock = &cam->out_qlock;
-	else if (queue_lock)
-		q->lock = &cam->cap_qlock;
-	else
-		q->lock = &cam->lock;
+	q->lock = !capture || queue_lock ? qlock : &cam->lock;
 	return vb2_queue_init(q);
 }
 
-int viacam_queues_init(struct viacam_cam *cam)
+/* The queues of a camera with @ncons capture nodes (1..VIACAM_MAX_CAPTURES). */
+int viacam_queues_init(struct viacam_cam *cam, unsigned int ncons)
 {
+	unsigned int i;
 	int ret;
 
-	mutex_init(&cam->cap_qlock);
 	mutex_init(&cam->out_qlock);
 	mutex_init(&cam->copy_lock);
 	spin_lock_init(&cam->slock);
-	INIT_LIST_HEAD(&cam->cap_queued);
 	INIT_LIST_HEAD(&cam->out_pending);
 	INIT_WORK(&cam->frame_work, viacam_frame_work);
 	INIT_DELAYED_WORK(&cam->repeat_work, viacam_repeat_work);
@@ -1062,12 +1243,36 @@ int viacam_queues_init(struct viacam_cam *cam)
 	cam->wq = alloc_ordered_workqueue("viacam%u", 0, cam->id);
 	if (!cam->wq)
 		return -ENOMEM;
-	ret = viacam_queue_init(cam, &cam->cap_q, V4L2_BUF_TYPE_VIDEO_CAPTURE,
-				&viacam_cap_qops);
-	if (!ret)
-		ret = viacam_queue_init(cam, &cam->out_q, V4L2_BUF_TYPE_VIDEO_OUTPUT,
-					&viacam_out_qops);
-	return ret;
+	cam->cons = kcalloc(ncons, sizeof(*cam->cons), GFP_KERNEL);
+	if (!cam->cons)
+		return -ENOMEM;
+	cam->ncons = ncons;
+	for (i = 0; i < ncons; i++) {
+		struct viacam_consumer *cons = &cam->cons[i];
+
+		cons->cam = cam;
+		cons->index = i;
+		mutex_init(&cons->qlock);
+		INIT_LIST_HEAD(&cons->queued);
+		INIT_LIST_HEAD(&cons->staged);
+		ret = viacam_queue_init(cam, cons, &cons->q, &cons->qlock,
+					V4L2_BUF_TYPE_VIDEO_CAPTURE, &viacam_cap_qops);
+		if (ret)
+			return ret;
+	}
+	return viacam_queue_init(cam, cam, &cam->out_q, &cam->out_qlock,
+				 V4L2_BUF_TYPE_VIDEO_OUTPUT, &viacam_out_qops);
+}
+
+/* Is a capture node's queue set up (buffers allocated)? cam->lock held. */
+bool viacam_cap_busy(struct viacam_cam *cam)
+{
+	unsigned int i;
+
+	for (i = 0; i < cam->ncons; i++)
+		if (vb2_is_busy(&cam->cons[i].q))
+			return true;
+	return false;
 }
 
 /* Final teardown: no file handle is left, so both queues are stopped. */
@@ -1080,19 +1285,24 @@ void viacam_queues_cleanup(struct viacam_cam *cam)
 	}
 	kvfree(cam->last_frame);
 	cam->last_frame = NULL;
+	kfree(cam->cons);
+	cam->cons = NULL;
 }
 
-void viacam_stats(struct viacam_cam *cam, struct viacam_counters *c)
+/* The camera's counters; with @cons, also that capture node's (else node_out is 0). */
+void viacam_stats(struct viacam_cam *cam, struct viacam_consumer *cons,
+		  struct viacam_counters *c)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&cam->slock, flags);
+	c->node_out = cons ? cons->frames_out : 0;
 	c->in = cam->frames_in;
 	c->out = cam->frames_out;
 	c->dropped = cam->frames_dropped;
 	c->repeated = cam->frames_repeated;
 	c->copies = cam->copies;
-	c->repeating = cam->repeating && cam->cap_active;
+	c->repeating = cam->repeating && cam->nactive;
 	spin_unlock_irqrestore(&cam->slock, flags);
 }
 
@@ -1106,7 +1316,7 @@ void viacam_stream_interval(struct viacam_cam *cam)
 
 	lockdep_assert_held(&cam->lock);
 	spin_lock_irqsave(&cam->slock, flags);
-	if (cam->cap_active) {
+	if (cam->nactive) {
 		cam->cap_interval_num = cam->interval.numerator;
 		cam->cap_interval_den = cam->interval.denominator;
 	}

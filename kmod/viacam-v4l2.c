@@ -52,7 +52,7 @@ void viacam_send_stream_event(struct viacam_cam *cam, u32 type)
 
 static void viacam_fill_consumers(struct viacam_cam *cam, struct viacam_event_consumers *ec)
 {
-	ec->streaming = cam->cap_active ? 1 : 0;
+	ec->streaming = cam->nactive;
 	ec->open = cam->cap_open;
 }
 
@@ -113,6 +113,25 @@ static bool viacam_size_listed_before(struct viacam_cam *cam, u32 i,
 		    cam->formats[j].width == f->width && cam->formats[j].height == f->height)
 			return true;
 	return false;
+}
+
+/*
+ * May the consumer on @file's capture node choose among the declared tuples?
+ * Not in plain-producer mode, and not while another capture node of the camera
+ * has buffers: the first node to allocate fixes the format and interval for
+ * all of them, and the others then offer exactly that (as in plain mode).
+ */
+static bool viacam_cap_choice(struct viacam_cam *cam, struct file *file)
+{
+	struct viacam_consumer *self = vdev_to_cons(video_devdata(file));
+	unsigned int i;
+
+	if (!viacam_declared(cam))
+		return false;
+	for (i = 0; i < cam->ncons; i++)
+		if (&cam->cons[i] != self && vb2_is_busy(&cam->cons[i].q))
+			return false;
+	return true;
 }
 
 /* The declared tuple closest to @fourcc/@width/@height (the format wins over the size). */
@@ -265,7 +284,7 @@ static int viacam_s_formats(struct viacam_cam *cam, struct viacam_format *list, 
 		struct v4l2_fract old_iv = cam->interval;
 
 		viacam_snap_to_declared(cam);
-		if (vb2_is_busy(&cam->cap_q) &&
+		if (viacam_cap_busy(cam) &&
 		    (old.pixelformat != cam->fmt.pixelformat || old.width != cam->fmt.width ||
 		     old.height != cam->fmt.height || old.sizeimage != cam->fmt.sizeimage)) {
 			/* A consumer's buffers are sized for the old tuple: keep it. */
@@ -479,6 +498,15 @@ err_free:
 	return ERR_PTR(ret);
 }
 
+/* Every capture node shares the camera's control handler. */
+static void viacam_set_handler(struct viacam_cam *cam)
+{
+	unsigned int i;
+
+	for (i = 0; i < cam->ncons; i++)
+		cam->cons[i].vdev.ctrl_handler = cam->ctrls;
+}
+
 /* The second half, cam->lock held: @list (@count entries, owned now) becomes the set. */
 static int viacam_s_ctrls(struct viacam_cam *cam, struct viacam_ctrl_entry *list, u32 count)
 {
@@ -529,7 +557,7 @@ static int viacam_s_ctrls(struct viacam_cam *cam, struct viacam_ctrl_entry *list
 	v4l2_ctrl_handler_free(cam->ctrls);
 	kfree(cam->ctrls);
 	cam->ctrls = hdl;
-	cam->cap_vdev.ctrl_handler = hdl;
+	viacam_set_handler(cam);
 	kvfree(cam->ctrl_decl);
 	cam->ctrl_decl = list;
 	cam->nctrls = count;
@@ -547,7 +575,7 @@ int viacam_ctrls_init(struct viacam_cam *cam)
 	if (IS_ERR(hdl))
 		return PTR_ERR(hdl);
 	cam->ctrls = hdl;
-	cam->cap_vdev.ctrl_handler = hdl;
+	viacam_set_handler(cam);
 	return 0;
 }
 
@@ -559,13 +587,26 @@ static int viacam_querycap(struct file *file, void *fh, struct v4l2_capability *
 {
 	struct video_device *vdev = video_devdata(file);
 	struct viacam_cam *cam = vdev_to_cam(vdev);
+	struct viacam_consumer *cons = vdev_to_cons(vdev);
 
 	strscpy(cap->driver, VIACAM_DRIVER, sizeof(cap->driver));
-	if (vdev == &cam->cap_vdev)
+	/*
+	 * Extra capture nodes are told apart in camera pickers by their card
+	 * name ("Label #2") and bus_info (a device per bus_info, for apps that
+	 * group nodes by it).
+	 */
+	if (!cons)
+		snprintf(cap->card, sizeof(cap->card), "viacam backend %u", cam->id);
+	else if (!cons->index)
 		strscpy(cap->card, cam->card, sizeof(cap->card));
 	else
-		snprintf(cap->card, sizeof(cap->card), "viacam backend %u", cam->id);
-	snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:viacam-%u", cam->id);
+		snprintf(cap->card, sizeof(cap->card), "%.*s #%u",
+			 (int)sizeof(cap->card) - 5, cam->card, cons->index + 1);
+	if (cons && cons->index)
+		snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:viacam-%u.%u", cam->id,
+			 cons->index);
+	else
+		snprintf(cap->bus_info, sizeof(cap->bus_info), "platform:viacam-%u", cam->id);
 	return 0;
 }
 
@@ -595,7 +636,7 @@ static int viacam_enum_fmt_cap(struct file *file, void *fh, struct v4l2_fmtdesc 
 	struct viacam_cam *cam = video_drvdata(file);
 	u32 i, n = 0;
 
-	if (!viacam_declared(cam)) {
+	if (!viacam_cap_choice(cam, file)) {
 		if (f->index)
 			return -EINVAL;
 		f->pixelformat = cam->fmt.pixelformat;
@@ -620,7 +661,7 @@ static int viacam_try_fmt_cap(struct file *file, void *fh, struct v4l2_format *f
 	struct v4l2_pix_format *pix = &f->fmt.pix;
 	const struct viacam_format *e;
 
-	if (!viacam_declared(cam)) {
+	if (!viacam_cap_choice(cam, file)) {
 		*pix = cam->fmt;
 		return 0;
 	}
@@ -639,9 +680,9 @@ static int viacam_s_fmt_cap(struct file *file, void *fh, struct v4l2_format *f)
 	ret = viacam_try_fmt_cap(file, fh, f);
 	if (ret)
 		return ret;
-	if (vb2_is_busy(&cam->cap_q))
+	if (vb2_is_busy(vdev_to_cons(video_devdata(file))->vdev.queue))
 		return -EBUSY;
-	if (!viacam_declared(cam))
+	if (!viacam_cap_choice(cam, file))
 		return 0;
 	changed = memcmp(&cam->fmt, &f->fmt.pix, sizeof(cam->fmt));
 	cam->fmt = f->fmt.pix;
@@ -660,7 +701,7 @@ static int viacam_enum_framesizes(struct file *file, void *fh, struct v4l2_frmsi
 	struct viacam_cam *cam = video_drvdata(file);
 	u32 i, n = 0;
 
-	if (!viacam_declared(cam)) {
+	if (!viacam_cap_choice(cam, file)) {
 		if (fs->index || fs->pixel_format != cam->fmt.pixelformat)
 			return -EINVAL;
 		fs->type = V4L2_FRMSIZE_TYPE_DISCRETE;
@@ -689,7 +730,7 @@ static int viacam_enum_frameintervals(struct file *file, void *fh,
 	struct viacam_cam *cam = video_drvdata(file);
 	u32 i, n = 0;
 
-	if (!viacam_declared(cam)) {
+	if (!viacam_cap_choice(cam, file)) {
 		if (fi->index || fi->pixel_format != cam->fmt.pixelformat ||
 		    fi->width != cam->fmt.width || fi->height != cam->fmt.height)
 			return -EINVAL;
@@ -734,7 +775,7 @@ static int viacam_s_parm_cap(struct file *file, void *fh, struct v4l2_streamparm
 
 	if (sp->type != V4L2_BUF_TYPE_VIDEO_CAPTURE)
 		return -EINVAL;
-	if (viacam_declared(cam)) {
+	if (viacam_cap_choice(cam, file)) {
 		e = viacam_nearest(cam, cam->fmt.pixelformat, cam->fmt.width, cam->fmt.height);
 		viacam_nearest_interval(cam, e, &iv);
 		if (iv.numerator != cam->interval.numerator ||
@@ -787,7 +828,7 @@ const struct v4l2_ioctl_ops viacam_cap_ioctl_ops = {
 	.vidioc_create_bufs		= vb2_ioctl_create_bufs,
 	.vidioc_prepare_buf		= vb2_ioctl_prepare_buf,
 	.vidioc_querybuf		= vb2_ioctl_querybuf,
-	.vidioc_qbuf			= vb2_ioctl_qbuf,
+	.vidioc_qbuf			= viacam_qbuf,
 	.vidioc_dqbuf			= viacam_dqbuf,
 	.vidioc_expbuf			= vb2_ioctl_expbuf,
 	.vidioc_streamon		= vb2_ioctl_streamon,
@@ -858,7 +899,7 @@ static int viacam_s_fmt_out(struct file *file, void *fh, struct v4l2_format *f)
 	if (vb2_is_busy(&cam->out_q))
 		return -EBUSY;
 	/* In plain mode the capture node offers what the producer sets. */
-	if (vb2_is_busy(&cam->cap_q) && memcmp(&cam->fmt, &f->fmt.pix, sizeof(cam->fmt)))
+	if (viacam_cap_busy(cam) && memcmp(&cam->fmt, &f->fmt.pix, sizeof(cam->fmt)))
 		return -EBUSY;
 	cam->fmt = f->fmt.pix;
 	return 0;
@@ -1053,11 +1094,12 @@ static int viacam_cap_open(struct file *file)
 static int viacam_cap_release(struct file *file)
 {
 	struct viacam_cam *cam = video_drvdata(file);
+	struct vb2_queue *q = video_devdata(file)->queue;
 	int ret;
 
-	if (cam->cap_q.lock != &cam->lock) {
+	if (q->lock != &cam->lock) {
 		/* The queue's own lock first, as for any buffer call. */
-		ret = _vb2_fop_release(file, cam->cap_q.lock);
+		ret = _vb2_fop_release(file, q->lock);
 		mutex_lock(&cam->lock);
 	} else {
 		mutex_lock(&cam->lock);

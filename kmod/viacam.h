@@ -3,8 +3,8 @@
  * viacam.h - viacam bridge: the per-camera state shared by the module's files.
  *
  * Locking in short (the full rules are at the top of viacam-queue.c):
- *   viacam_devices_lock (core) -> [queue lock ->] cam->lock -> ctrl handler lock
- *     -> cam->copy_lock -> cam->slock
+ *   viacam_devices_lock (core) -> [one queue lock ->] cam->lock -> ctrl handler
+ *     lock -> cam->copy_lock -> cam->slock
  */
 #ifndef VIACAM_H
 #define VIACAM_H
@@ -58,6 +58,39 @@ struct viacam_streamfmt {
 	u32 sizeimage;
 };
 
+/*
+ * One capture node of a camera and its queue. A camera has 1 to
+ * VIACAM_MAX_CAPTURES of them; each is streamed by one application at a time
+ * (vb2's one-owner rule), and every one gets each frame (one copy each).
+ */
+struct viacam_consumer {
+	struct viacam_cam *cam;
+	unsigned int index;		/* 0: the first node */
+	struct video_device vdev;
+	struct vb2_queue q;
+	/*
+	 * qlock: q->lock of this node's queue (unless queue_lock=0: then
+	 * cam->lock is). A consumer's copy to its own user space (vb2's read()
+	 * emulation, USERPTR pinning) waits under this lock only.
+	 */
+	struct mutex qlock;
+	unsigned int nbufs;		/* buffers allocated (under q->lock) */
+	/* The hand-off state of this node, under cam->slock: */
+	struct list_head queued;	/* capture buffers waiting for a frame */
+	/*
+	 * Buffers queued by the QBUF under way (in_qbuf, set by viacam_qbuf
+	 * with qlock held): not filled before that QBUF has returned, so it
+	 * never reports its own buffer as DONE.
+	 */
+	struct list_head staged;
+	bool in_qbuf;
+	bool active;			/* streaming */
+	bool want;			/* the held frame is still owed to this node */
+	u32 sequence;			/* next capture buffer's sequence number */
+	struct viacam_streamfmt sfmt;	/* format while streaming */
+	u64 frames_out;			/* buffers of this node filled (incl. repeats) */
+};
+
 struct viacam_cam {
 	u32 id;
 	char label[VIACAM_LABEL_LEN];
@@ -65,17 +98,16 @@ struct viacam_cam {
 	u32 timeout_ms;
 
 	struct v4l2_device v4l2_dev;	/* its release frees this struct */
-	struct video_device cap_vdev;	/* capture node, for applications */
+	struct viacam_consumer *cons;	/* capture nodes, for applications */
+	unsigned int ncons;
 	struct video_device out_vdev;	/* backend node, for the producer */
-	struct vb2_queue cap_q;
 	struct vb2_queue out_q;
 
 	/*
-	 * lock: vdev->lock of both nodes and q->lock of the capture queue, so the
-	 * V4L2 core holds it around every ioctl and file operation of the capture
-	 * node and every non-buffer ioctl of the backend node (vb2 drops it while
-	 * a DQBUF waits). Protects everything from here to slock: the negotiated
-	 * format and interval, the declarations, the control handler pointer,
+	 * lock: vdev->lock of every node of the camera, so the V4L2 core holds
+	 * it around every non-buffer ioctl of each node. Protects everything
+	 * from here to slock: the negotiated format and interval (one for all
+	 * capture nodes), the declarations, the control handler pointer,
 	 * cap_open and gone.
 	 */
 	struct mutex lock;
@@ -86,16 +118,10 @@ struct viacam_cam {
 	 * write() emulation, USERPTR pinning) waits under this lock only, so a
 	 * producer whose memory faults slowly (userfaultfd, FUSE) stalls nobody
 	 * but itself.
-	 * cap_qlock: q->lock of the capture queue (unless the module was loaded
-	 * with queue_lock=0, a measurement mode: then cam->lock is). A
-	 * consumer's copy to its own user space (vb2's read() emulation,
-	 * USERPTR pinning) waits under this lock only, so a consumer whose
-	 * memory faults slowly stalls neither the producer nor the control node.
+	 * Each capture node's queue has its own lock (viacam_consumer.qlock).
 	 */
-	struct mutex cap_qlock;		/* q->lock of cap_q (queue_lock=1, the default) */
 	struct mutex out_qlock;		/* q->lock of out_q */
-	/* Buffers allocated on each queue (buf_init/buf_cleanup, under that q->lock) */
-	unsigned int cap_nbufs;
+	/* Buffers allocated on the backend queue (buf_init/buf_cleanup, under out_qlock) */
 	unsigned int out_nbufs;
 	/*
 	 * copy_lock: owns the right to take a capture buffer off cap_queued and
@@ -116,7 +142,7 @@ struct viacam_cam {
 	struct v4l2_ctrl_handler *ctrls;	/* cap_vdev.ctrl_handler */
 	struct viacam_ctrl_entry *ctrl_decl;	/* what was declared; backs menu names */
 	u32 nctrls;
-	u32 cap_open;			/* open file handles on the capture node */
+	u32 cap_open;			/* open file handles on the capture nodes */
 	bool gone;			/* removed: calls end in ENODEV (also read locklessly) */
 
 	/*
@@ -125,10 +151,9 @@ struct viacam_cam {
 	 * for list and pointer updates, never during a copy or a wait.
 	 */
 	spinlock_t slock;
-	struct list_head cap_queued;	/* capture buffers waiting for a frame */
 	struct list_head out_pending;	/* backend frames not yet seen by the worker */
 	struct viacam_buf *held;	/* newest backend frame, kept by the bridge */
-	bool held_delivered;		/* held was copied to a capture buffer */
+	bool held_shown;		/* held was copied to a capture buffer */
 	/*
 	 * src_buf: the capture buffer a direct write() filled with the newest
 	 * frame (there is no held frame then). src_ready: it is queued again
@@ -137,18 +162,17 @@ struct viacam_cam {
 	 * consumer gives it back, no repeat is made (an older frame would be).
 	 */
 	struct viacam_buf *src_buf;
+	struct viacam_consumer *src_cons;	/* the node src_buf belongs to */
 	bool src_ready;
-	bool cap_active;		/* capture queue streaming */
+	u32 nactive;			/* capture nodes streaming (also under cam->lock) */
 	bool out_active;		/* backend queue streaming */
 	bool repeating;			/* timeout passed: the worker repeats frames */
 	/* Frames come by direct write(): until a timeout, capture stop or close. */
 	bool wr_direct;
-	struct viacam_streamfmt cap_sfmt;	/* capture format while streaming */
 	struct viacam_streamfmt out_sfmt;	/* backend format while streaming */
 	struct viacam_streamfmt last_sfmt;	/* format of last_frame */
 	bool last_valid;		/* last_frame holds a frame */
 	u32 last_len;
-	u32 cap_sequence;
 	u32 out_sequence;		/* next backend buffer's sequence number */
 	u32 cap_interval_num;		/* frame interval while streaming */
 	u32 cap_interval_den;
@@ -176,6 +200,17 @@ static inline struct viacam_cam *vdev_to_cam(struct video_device *vdev)
 	return video_get_drvdata(vdev);
 }
 
+/* The capture node @vdev is, or NULL for the backend node. */
+static inline struct viacam_consumer *vdev_to_cons(struct video_device *vdev)
+{
+	struct viacam_cam *cam = vdev_to_cam(vdev);
+
+	return vdev == &cam->out_vdev ? NULL : container_of(vdev, struct viacam_consumer, vdev);
+}
+
+bool viacam_cap_busy(struct viacam_cam *cam);
+int viacam_qbuf(struct file *file, void *fh, struct v4l2_buffer *b);
+
 /* viacam-format.c */
 const struct viacam_fmtinfo *viacam_fmtinfo(u32 fourcc);
 const struct viacam_fmtinfo *viacam_fmtinfo_at(unsigned int index);
@@ -184,14 +219,16 @@ void viacam_fill_pix(struct v4l2_pix_format *pix, u32 fourcc, u32 width, u32 hei
 bool viacam_text_ok(const char *str, size_t len, bool may_be_empty);
 
 /* viacam-queue.c */
-int viacam_queues_init(struct viacam_cam *cam);
+int viacam_queues_init(struct viacam_cam *cam, unsigned int ncons);
 void viacam_queues_cleanup(struct viacam_cam *cam);
 struct viacam_counters {
 	u64 in, out, dropped, repeated, copies;
+	u64 node_out;			/* of one capture node */
 	bool repeating;
 };
 
-void viacam_stats(struct viacam_cam *cam, struct viacam_counters *c);
+void viacam_stats(struct viacam_cam *cam, struct viacam_consumer *cons,
+		  struct viacam_counters *c);
 ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos);
 void viacam_stream_interval(struct viacam_cam *cam);
 void viacam_writer_gone(struct viacam_cam *cam);

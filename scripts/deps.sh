@@ -39,6 +39,8 @@ check_packages=(
 	# V4L2 clients used in the guest tests
 	v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 	gstreamer1.0-plugins-base-apps yavta
+	# a browser's getUserMedia in the guest (TEST-17: several applications on one camera)
+	chromium
 	# PipeWire in the guest (TEST-15): the daemon, its session manager and GStreamer source
 	pipewire pipewire-bin wireplumber gstreamer1.0-pipewire dbus jq
 	# make bench: the plot

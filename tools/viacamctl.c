@@ -5,7 +5,7 @@
  * Usage: viacamctl [-d /dev/viacam] COMMAND [ARGS]
  *   version                       uapi version of the loaded module  [VIACAM_IOC_VERSION]
  *   list                          one line per camera                [VIACAM_IOC_LIST, _QUERY]
- *   add [--label L] [--id N] [--capture-nr N] [--backend-nr N] [--timeout MS]
+ *   add [--label L] [--id N] [--capture-nr N] [--backend-nr N] [--timeout MS] [--consumers N]
  *                                 create a camera (root)             [VIACAM_IOC_ADD]
  *   remove ID                     delete a camera (root)             [VIACAM_IOC_REMOVE]
  *   query ID                      every field of one camera          [VIACAM_IOC_QUERY]
@@ -181,6 +181,8 @@ static void print_camera(const struct viacam_camera *c, int verbose)
 		       (c->state & VIACAM_STATE_BACKEND_STREAMING) ? "streaming" : "idle",
 		       (c->state & VIACAM_STATE_DECLARED) ? "yes" : "no",
 		       (c->state & VIACAM_STATE_REPEATING) ? "yes" : "no");
+	for (uint32_t i = 1; verbose && i < c->capture_count && i < VIACAM_MAX_CAPTURES; i++)
+		printf("  capture node %u: /dev/video%d\n", i + 1, c->capture_nrs[i - 1]);
 }
 
 /* ---------------------------------------------------------------------------
@@ -207,6 +209,7 @@ static int parse_add(int argc, char **argv, struct request *rq)
 		{ "capture-nr", required_argument, NULL, 'c' },
 		{ "backend-nr", required_argument, NULL, 'b' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "consumers", required_argument, NULL, 'n' },
 		{}
 	};
 	struct viacam_camera *c = &rq->cam;
@@ -219,7 +222,7 @@ static int parse_add(int argc, char **argv, struct request *rq)
 		.id = VIACAM_ID_AUTO, .capture_nr = VIACAM_NR_AUTO, .backend_nr = VIACAM_NR_AUTO,
 	};
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "l:i:c:b:t:", options, NULL)) >= 0) {
+	while ((o = getopt_long(argc, argv, "l:i:c:b:t:n:", options, NULL)) >= 0) {
 		switch (o) {
 		case 'l':
 			/* The label is the capture node's card name: printable UTF-8, never cut. */
@@ -250,6 +253,14 @@ static int parse_add(int argc, char **argv, struct request *rq)
 		case 't':
 			if (parse_num(optarg, "timeout", VIACAM_MAX_TIMEOUT_MS, &c->timeout_ms) < 0)
 				return 2;
+			break;
+		case 'n':
+			if (parse_num(optarg, "consumers", VIACAM_MAX_CAPTURES, &c->capture_count) < 0)
+				return 2;
+			if (!c->capture_count) {
+				fprintf(stderr, "viacamctl: consumers must be 1-%d\n", VIACAM_MAX_CAPTURES);
+				return 2;
+			}
 			break;
 		default:	/* getopt said what */
 			return 2;
@@ -734,9 +745,10 @@ static const struct command {
 	{ "list", "list", "One line per camera: id, nodes, label, consumers and state, and the\n"
 	  "viacamd backend serving it (from viacamd's state file, --state)." },
 	{ "query", "query ID", "Print every field of camera ID." },
-	{ "add", "add [--label L] [--id N] [--capture-nr N] [--backend-nr N] [--timeout MS]",
+	{ "add", "add [--label L] [--id N] [--capture-nr N] [--backend-nr N] [--timeout MS] [--consumers N]",
 	  "Create a camera (root). --id 0-63, node numbers 0-255, --timeout 0-60000 ms (repeat\n"
-	  "the last frame after this long without a new one; 0: the module's default)." },
+	  "the last frame after this long without a new one; 0: the module's default),\n"
+	  "--consumers 1-8 capture nodes (one application streams each; default 1)." },
 	{ "remove", "remove ID", "Delete camera ID (root); its consumers get ENODEV." },
 	{ "reload", "reload [--wait [--timeout S]]",
 	  "Make viacamd re-read its configuration (SIGHUP to the pid in its state file).\n"

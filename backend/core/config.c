@@ -595,6 +595,7 @@ static void begin_section(struct parse_state *st, const char *section)
 	c->line = st->line;
 	strcpy(c->label, c->name);	/* valid_name() bounds it */
 	c->video_nr = -1;
+	c->consumers = 1;
 	c->backend_nr = -1;
 	strcpy(c->backend, "pattern");
 	st->cam = c;
@@ -704,6 +705,14 @@ static int handler(void *user, const char *section, const char *name, const char
 		*(video ? &c->video_nr_line : &c->backend_nr_line) = st->line;
 		if (parse_nr(value, video ? &c->video_nr : &c->backend_nr) < 0)
 			perr(st, "bad value '%s' for %s (a number 0-255, or auto)", value, name);
+	} else if (strcmp(name, "consumers") == 0) {
+		if (check_duplicate(st, name))
+			return 1;
+		if (parse_int(value, 1, VIACAM_MAX_CAPTURES, &v) < 0)
+			perr(st, "bad value '%s' for consumers (1-%d: capture nodes, one application each)",
+			     value, VIACAM_MAX_CAPTURES);
+		else
+			c->consumers = (uint32_t)v;
 	} else if (strcmp(name, "timeout_ms") == 0) {
 		if (check_duplicate(st, name))
 			return 1;
@@ -984,5 +993,5 @@ bool vc_cam_same_ctrls(const struct vc_cam_conf *a, const struct vc_cam_conf *b)
 bool vc_cam_same_nodes(const struct vc_cam_conf *a, const struct vc_cam_conf *b)
 {
 	return a->video_nr == b->video_nr && a->backend_nr == b->backend_nr &&
-	       a->timeout_ms == b->timeout_ms;
+	       a->timeout_ms == b->timeout_ms && a->consumers == b->consumers;
 }

@@ -42,6 +42,7 @@ struct vc_cam_conf {
 	int backend_nr;		/* backend node, -1 = automatic */
 	int backend_nr_line;
 	uint32_t timeout_ms;	/* 0 = the module's default */
+	uint32_t consumers;	/* capture nodes, 1..VIACAM_MAX_CAPTURES (default 1) */
 	char backend[VC_NAME_LEN];	/* default "pattern"; "" after a bad backend name */
 	int backend_line;
 	/* A list with a bad word is kept empty: a backend must not judge half of it. */

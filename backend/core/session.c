@@ -864,9 +864,14 @@ static int create_camera(struct vc_session *s, uint32_t adopt_id, struct vc_erro
 	if (adopt_id != VIACAM_ID_AUTO) {
 		c.id = adopt_id;
 		if (ioctl(s->ctl_fd, VIACAM_IOC_QUERY, &c) == 0) {
+			uint32_t n = c.capture_count ? c.capture_count : 1;
+
 			s->cam = c;
 			vc_cam_log(s, "adopted camera %u: capture /dev/video%d, backend /dev/video%d",
 				   c.id, c.capture_nr, c.backend_nr);
+			if (n != s->cc->consumers)
+				vc_cam_log(s, "note: the camera has %u capture node%s; consumers = %u applies when it is created anew (remove its section, reload, add it back)",
+					   n, n == 1 ? "" : "s", s->cc->consumers);
 			return 0;
 		}
 	}
@@ -875,6 +880,7 @@ static int create_camera(struct vc_session *s, uint32_t adopt_id, struct vc_erro
 	c.capture_nr = s->cc->video_nr;
 	c.backend_nr = s->cc->backend_nr;
 	c.timeout_ms = s->cc->timeout_ms;
+	c.capture_count = s->cc->consumers;
 	snprintf(c.label, sizeof(c.label), "%s", s->cc->label);
 	if (ioctl(s->ctl_fd, VIACAM_IOC_ADD, &c) < 0) {
 		int r = -errno;
@@ -887,6 +893,9 @@ static int create_camera(struct vc_session *s, uint32_t adopt_id, struct vc_erro
 	s->cam = c;
 	vc_cam_log(s, "created camera %u '%s': capture /dev/video%d, backend /dev/video%d", c.id,
 		   c.label, c.capture_nr, c.backend_nr);
+	for (uint32_t i = 1; i < c.capture_count && i < VIACAM_MAX_CAPTURES; i++)
+		vc_cam_log(s, "capture node %u of camera %u: /dev/video%d", i + 1, c.id,
+			   c.capture_nrs[i - 1]);
 	if ((s->cc->video_nr >= 0 && c.capture_nr != s->cc->video_nr) ||
 	    (s->cc->backend_nr >= 0 && c.backend_nr != s->cc->backend_nr))
 		vc_cam_log(s, "note: the wanted node numbers were taken (asked video_nr=%d backend_nr=%d)",
@@ -1050,7 +1059,7 @@ void vc_session_update(struct vc_session *s, const struct vc_cam_conf *cc, struc
 		vc_cam_log(s, "card name is now '%s'", cc->label);
 	}
 	if (nodes)
-		vc_cam_log(s, "note: node numbers and timeout_ms apply when the camera is created (restart viacamd with the camera removed, or remove and re-add its section)");
+		vc_cam_log(s, "note: node numbers, timeout_ms and consumers apply when the camera is created (restart viacamd with the camera removed, or remove and re-add its section)");
 	if (p)
 		swap_backend(s, p);
 }

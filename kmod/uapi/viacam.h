@@ -30,12 +30,13 @@
 #include <linux/videodev2.h>
 
 #define VIACAM_UAPI_VERSION_MAJOR	1
-#define VIACAM_UAPI_VERSION_MINOR	0
+#define VIACAM_UAPI_VERSION_MINOR	1	/* 1.1: capture_count, capture_nrs */
 #define VIACAM_UAPI_VERSION \
 	((VIACAM_UAPI_VERSION_MAJOR << 16) | VIACAM_UAPI_VERSION_MINOR)
 
 /* Limits (the module refuses anything larger with EINVAL). */
 #define VIACAM_MAX_CAMERAS	64	/* cameras at once */
+#define VIACAM_MAX_CAPTURES	8	/* capture nodes of one camera */
 #define VIACAM_LABEL_LEN	32	/* label and card name, NUL included */
 #define VIACAM_MAX_FORMATS	256	/* format x size x interval tuples */
 #define VIACAM_MAX_CTRLS	64	/* declared controls */
@@ -72,7 +73,8 @@ struct viacam_version {
  * VIACAM_IOC_ADD (CAP_SYS_ADMIN): create a camera. In: id (or VIACAM_ID_AUTO),
  * capture_nr/backend_nr (or VIACAM_NR_AUTO; a taken number gives the next
  * free one), timeout_ms (0 = module default), label (NUL-terminated, may be
- * empty for "viacam N"). Out: the whole struct as VIACAM_IOC_QUERY gives it.
+ * empty for "viacam N"), capture_count (0 = 1). Out: the whole struct as
+ * VIACAM_IOC_QUERY gives it.
  * VIACAM_IOC_REMOVE (CAP_SYS_ADMIN): in: id. Open file handles of the camera
  * get ENODEV from then on; a blocked VIDIOC_DQBUF wakes up.
  * VIACAM_IOC_QUERY: in: id. Out: everything below.
@@ -83,7 +85,7 @@ struct viacam_camera {
 	__s32 backend_nr;	/* /dev/videoM of the backend node */
 	__u32 timeout_ms;	/* repeat the last frame after this long without one */
 	__u32 state;		/* out: VIACAM_STATE_* */
-	__u32 consumers;	/* out: open file handles on the capture node */
+	__u32 consumers;	/* out: open file handles on the capture nodes */
 	__u32 pixelformat;	/* out: negotiated capture format */
 	__u32 width;
 	__u32 height;
@@ -95,7 +97,14 @@ struct viacam_camera {
 	__u64 frames_dropped;	/* out: backend frames no consumer took */
 	__u64 frames_repeated;	/* out: capture buffers filled by the timeout */
 	char label[VIACAM_LABEL_LEN];
-	__u32 reserved[8];
+	/*
+	 * Since 1.1: capture nodes of the camera, each a capture node of its
+	 * own that one application streams at a time (in: 0 means 1, at most
+	 * VIACAM_MAX_CAPTURES; out: how many). capture_nr is the first one;
+	 * capture_nrs (out only; zero them in ADD) the others, in order.
+	 */
+	__u32 capture_count;
+	__s32 capture_nrs[VIACAM_MAX_CAPTURES - 1];
 };
 
 /* VIACAM_IOC_LIST: ids of all cameras. */
@@ -181,9 +190,9 @@ struct viacam_info {
 #define VIACAM_EVENT_BASE		(V4L2_EVENT_PRIVATE_START + 0x5600)
 /* Consumers changed; supports V4L2_EVENT_SUB_FL_SEND_INITIAL. */
 #define VIACAM_EVENT_CONSUMERS		(VIACAM_EVENT_BASE + 1)
-/* A consumer started streaming: payload viacam_event_stream. */
+/* The first capture node started streaming: payload viacam_event_stream. */
 #define VIACAM_EVENT_STREAM_START	(VIACAM_EVENT_BASE + 2)
-/* The last consumer stopped streaming: no payload. */
+/* The last capture node stopped streaming: no payload. */
 #define VIACAM_EVENT_STREAM_STOP	(VIACAM_EVENT_BASE + 3)
 /* A consumer changed a control: payload viacam_event_ctrl. */
 #define VIACAM_EVENT_CTRL		(VIACAM_EVENT_BASE + 4)
@@ -194,8 +203,8 @@ struct viacam_info {
 
 /* Payloads overlay struct v4l2_event's u.data[64]. */
 struct viacam_event_consumers {
-	__u32 streaming;	/* consumers streaming now */
-	__u32 open;		/* file handles open on the capture node */
+	__u32 streaming;	/* capture nodes streaming now (0..capture_count) */
+	__u32 open;		/* file handles open on the capture nodes, all of them */
 };
 
 struct viacam_event_stream {

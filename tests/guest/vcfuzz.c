@@ -1605,7 +1605,9 @@ static uintptr_t build_struct(struct tctx *t, const struct ref *r, unsigned long
 		c->timeout_ms = chance(&t->rng, 70) ? below(&t->rng, 2000) : r32(&t->rng);
 		r_name(t, c->label, sizeof(c->label), true);
 		if (chance(&t->rng, 5))
-			c->reserved[below(&t->rng, 8)] = r32(&t->rng);
+			c->capture_nrs[below(&t->rng, 7)] = r32(&t->rng);
+		if (chance(&t->rng, 10))
+			c->capture_count = below(&t->rng, 10);
 		break;
 	}
 	default:

@@ -13,7 +13,8 @@
  *       consumer (until FRAMES, SECONDS or SIGTERM): checks every frame's pattern, counter
  *       order and sequence numbers; with -a any picture is fine (viacamd's backends), a frame
  *       equal to the one before counts as a repeat, a different one as real;
- *       prints "frames= real= repeats= neutral= first= last= max_gap_ms= resumed=";
+ *       prints "frames= real= repeats= neutral= first= last= max_gap_ms= resumed= skipped="
+ *       (skipped: numbered frames between two real ones that this consumer never saw);
  *       -T: a line "COUNTER MS TS_MS" per new numbered frame dequeued (latency = MS - produce's
  *           MS; TS_MS is the buffer's timestamp). Any run fails when a buffer's timestamp is not
  *           after the previous one's or lies in the future.
@@ -30,7 +31,10 @@
  *   vctest stress SECONDS THREADS NODE...
  *       THREADS threads issue random valid ioctls on random NODEs (capture, backend nodes
  *       and /dev/viacam), reopening them now and then, for SECONDS; prints the counts
- *   vctest race held-stop|write-fault|small-src|qbuf-copy CAPDEV OUTDEV
+ *   vctest race held-stop|write-fault|small-src|qbuf-copy|qbuf-done CAPDEV OUTDEV
+ *   vctest race fanout CAPDEV CAPDEV2 OUTDEV
+ *       two capture nodes of one camera: one stops while the producer's QBUF copies a frame
+ *       to the other (inject bit 3)
  *       hand-off races, each window made 200 ms wide by viacam's "inject" parameter
  *   vctest race uffd CAPDEV OUTDEV ID
  *       a producer's write() waits for a userfaultfd handler; consumers must not wait
@@ -444,7 +448,7 @@ static int cmd_consume(int argc, char **argv)
 	struct v4l2_buffer b;
 	uint32_t counter, first = 0, last = 0, seq_expect = 0;
 	long real = 0, repeats = 0, neutral = 0, bad = 0, backwards = 0, seq_bad = 0, resumed = 0;
-	long ts_bad = 0;
+	long ts_bad = 0, skipped = 0;
 	double last_t, max_gap = 0, deadline, last_ts = 0;
 	bool have = false, any = false;
 	uint64_t prev_hash = 0;
@@ -459,6 +463,7 @@ static int cmd_consume(int argc, char **argv)
 				perror(optarg);
 				return 1;
 			}
+			setvbuf(times, NULL, _IOLBF, 0);	/* tests watch it grow */
 			break;
 		case 'n': frames = atol(optarg); break;
 		case 't': timeout_s = atol(optarg); break;
@@ -542,6 +547,8 @@ static int cmd_consume(int argc, char **argv)
 				backwards++;
 			else if (counter >= 1000000 && last < 1000000)
 				resumed = 1;
+			else
+				skipped += counter - last - 1;
 			if (counter != last || !have) {
 				real++;
 				if (times)
@@ -563,9 +570,9 @@ static int cmd_consume(int argc, char **argv)
 	if (times)
 		fclose(times);
 	printf("frames=%ld real=%ld repeats=%ld neutral=%ld bad=%ld backwards=%ld seq_bad=%ld "
-	       "first=%u last=%u max_gap_ms=%.0f resumed=%ld ts_bad=%ld\n",
+	       "first=%u last=%u max_gap_ms=%.0f resumed=%ld ts_bad=%ld skipped=%ld\n",
 	       real + repeats + neutral + bad, real, repeats, neutral, bad, backwards, seq_bad,
-	       first, last, max_gap, resumed, ts_bad);
+	       first, last, max_gap, resumed, ts_bad, skipped);
 	close(fd);
 	return (bad || backwards || seq_bad || ts_bad) ? 1 : 0;
 }
@@ -579,8 +586,8 @@ static int cmd_verify_file(int argc, char **argv)
 	FILE *f;
 	size_t size, n;
 	uint8_t *buf;
-	uint32_t c, last = 0;
-	long frames = 0, real = 0, bad = 0, backwards = 0;
+	uint32_t c, first = 0, last = 0;
+	long frames = 0, real = 0, bad = 0, backwards = 0, distinct = 0;
 
 	if (argc != 3)
 		return 2;
@@ -597,6 +604,10 @@ static int cmd_verify_file(int argc, char **argv)
 		case FRAME_REAL:
 			if (real && c < last)
 				backwards++;
+			if (!real)
+				first = c;
+			if (!real || c != last)
+				distinct++;
 			last = c;
 			real++;
 			break;
@@ -608,8 +619,8 @@ static int cmd_verify_file(int argc, char **argv)
 	}
 	free(buf);
 	fclose(f);
-	printf("frames=%ld real=%ld bad=%ld backwards=%ld partial=%zu\n", frames, real, bad,
-	       backwards, n);
+	printf("frames=%ld real=%ld bad=%ld backwards=%ld partial=%zu first=%u last=%u distinct=%ld\n",
+	       frames, real, bad, backwards, n, first, last, distinct);
 	return (!frames || !real || bad || backwards || n) ? 1 : 0;
 }
 
@@ -1371,7 +1382,8 @@ static int streamoff(struct stream *s)
 /* Wait up to @ms for a buffer on @s (non-blocking fd or not): 0, or -errno. */
 static int dqbuf_wait(struct stream *s, struct v4l2_buffer *b, int ms)
 {
-	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+	/* A capture queue polls readable, an output queue writable, with a buffer done. */
+	struct pollfd p = { .fd = s->fd, .events = POLLIN | POLLOUT };
 
 	if (poll(&p, 1, ms) <= 0)
 		return -ETIMEDOUT;
@@ -1705,6 +1717,184 @@ static int race_qbuf_copy(const char *capdev, const char *outdev)
 	for (int how = 0; how < 3; how++)
 		ret |= qbuf_copy_once(capdev, outdev, how, 100 * (how + 1));
 	return ret;
+}
+
+/*
+ * fanout: one frame, two capture nodes of a camera, each with two buffers
+ * waiting. The producer's QBUF copies the frame to node 1, then node 2 (each
+ * copy made 200 ms long by inject bit 3). During node 1's copy, node 2's
+ * consumer stops (STREAMOFF, then on a second round close()): its stop
+ * returns after the copy in flight at most, node 1 gets the frame, and node 2
+ * gets the next one after it streams again.
+ */
+static int fanout_consumer(struct stream *cap, const char *capdev)
+{
+	int fd = xopen(capdev, O_RDWR | O_NONBLOCK);
+
+	if (stream_setup(cap, fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0)
+		return -1;
+	qbuf(cap, 0, 0);
+	qbuf(cap, 1, 0);
+	return streamon(cap) == 0 ? fd : -1;
+}
+
+static int race_fanout(const char *cap1dev, const char *cap2dev, const char *outdev)
+{
+	static const char *const what[] = { "STREAMOFF", "close()" };
+
+	for (int how = 0; how < 2; how++) {
+		uint32_t frame = 500 + 10 * how, counter = 0;
+		struct stream c1, c2;
+		struct v4l2_buffer b;
+		int go[2], done[2], fd1, fd2, status, r;
+		double t, ms;
+		pid_t pid;
+		char c = 0;
+
+		if (pipe(go) < 0 || pipe(done) < 0)
+			return 1;
+		pid = fork();
+		if (pid == 0)
+			qbuf_copy_producer(outdev, frame, go, done);
+		CHECK(read(done[0], &c, 1) == 1 && c == 'r', "fanout %s: producer streams", what[how]);
+		fd1 = fanout_consumer(&c1, cap1dev);
+		fd2 = fanout_consumer(&c2, cap2dev);
+		CHECK(fd1 >= 0 && fd2 >= 0, "fanout %s: both nodes stream, two buffers each",
+		      what[how]);
+		if (fd1 < 0 || fd2 < 0)
+			return 1;
+		set_inject(8);
+		CHECK(write(go[1], "g", 1) == 1, "fanout %s: producer QBUF (two copies, 200 ms each)",
+		      what[how]);
+		usleep(50000);
+		t = now_ms();
+		if (how == 0) {
+			CHECK(streamoff(&c2) == 0, "node 2's STREAMOFF during node 1's copy");
+		} else {
+			stream_unmap(&c2);
+			CHECK(close(fd2) == 0, "node 2's close() during node 1's copy");
+			fd2 = -1;
+		}
+		ms = now_ms() - t;
+		CHECK(ms < 3000, "fanout %s: node 2's stop returned after %.0f ms", what[how], ms);
+		CHECK(read(done[0], &c, 1) == 1 && c == 'q', "fanout %s: the producer's QBUF succeeded",
+		      what[how]);
+		set_inject(0);
+		r = dqbuf_wait(&c1, &b, 3000);
+		CHECK(r == 0 && check_frame(c1.mem[b.index], b.bytesused, &counter) == FRAME_REAL &&
+		      counter == frame, "fanout %s: node 1 got frame %u (%s, counter %u)", what[how],
+		      frame, r ? strerror(-r) : "ok", counter);
+		close(go[1]);
+		waitpid(pid, &status, 0);
+		close(go[0]);
+		close(done[0]);
+		close(done[1]);
+
+		/* Node 2 streams again; the next frame reaches both nodes. */
+		if (fd2 < 0)
+			fd2 = fanout_consumer(&c2, cap2dev);
+		else if (stream_unmap(&c2), stream_setup(&c2, fd2, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) == 0) {
+			qbuf(&c2, 0, 0);
+			qbuf(&c2, 1, 0);
+			if (streamon(&c2) < 0)
+				fd2 = -1;
+		}
+		qbuf(&c1, b.index, 0);
+		CHECK(fd2 >= 0, "fanout %s: node 2 streams again", what[how]);
+		if (pipe(go) < 0 || pipe(done) < 0)
+			return 1;
+		pid = fork();
+		if (pid == 0)
+			qbuf_copy_producer(outdev, frame + 1, go, done);
+		c = 0;
+		CHECK(read(done[0], &c, 1) == 1 && c == 'r' && write(go[1], "g", 1) == 1 &&
+		      read(done[0], &c, 1) == 1 && c == 'q', "fanout %s: a new producer queues frame %u",
+		      what[how], frame + 1);
+		for (int k = 0; k < 2; k++) {
+			struct stream *cs = k ? &c2 : &c1;
+
+			counter = 0;
+			r = fd2 >= 0 || !k ? dqbuf_wait(cs, &b, 3000) : -EBADF;
+			CHECK(r == 0 && check_frame(cs->mem[b.index], b.bytesused, &counter) ==
+			      FRAME_REAL && counter == frame + 1,
+			      "fanout %s: node %d got frame %u (%s, counter %u)", what[how], k + 1,
+			      frame + 1, r ? strerror(-r) : "ok", counter);
+		}
+		close(go[1]);
+		waitpid(pid, &status, 0);
+		close(go[0]);
+		close(done[0]);
+		close(done[1]);
+		streamoff(&c1);
+		stream_unmap(&c1);
+		close(fd1);
+		if (fd2 >= 0) {
+			streamoff(&c2);
+			stream_unmap(&c2);
+			close(fd2);
+		}
+	}
+	return failures ? 1 : 0;
+}
+
+/*
+ * qbuf-done: a consumer's QBUF never returns its buffer as DONE. The newest
+ * frame arrives while the consumer has no buffer queued, so the bridge owes it
+ * that frame; the consumer's next QBUF must return the buffer as QUEUED (the
+ * frame is copied into it afterwards), even with the end of the queueing made
+ * 200 ms long (inject bit 5), and the next DQBUF brings that frame.
+ */
+static int race_qbuf_done(int capfd, int outfd)
+{
+	struct stream cap, out;
+	struct v4l2_buffer b, q;
+	uint32_t size, counter = 0;
+	int r;
+
+	if (set_out_fmt(outfd, 640, 480, &size) < 0 ||
+	    stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0 || streamon(&out) < 0 ||
+	    stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0) {
+		fail("qbuf-done: setup: %s", strerror(errno));
+		return 1;
+	}
+	qbuf(&cap, 0, 0);
+	qbuf(&cap, 1, 0);
+	CHECK(streamon(&cap) == 0, "qbuf-done: consumer streams with two buffers");
+	/* Frames 1 and 2 fill both capture buffers; frame 3 is owed. */
+	for (uint32_t n = 1; n <= 3; n++) {
+		unsigned int i = n - 1;
+
+		if (n == 3) {
+			r = dqbuf_wait(&out, &b, 3000);
+			CHECK(r == 0, "qbuf-done: frame 1's backend buffer came back (%s)",
+			      r ? strerror(-r) : "ok");
+			i = b.index;
+		}
+		fill_frame(out.mem[i], size, n);
+		CHECK(qbuf(&out, i, size) == 0, "qbuf-done: producer queues frame %u", n);
+	}
+	usleep(100000);
+	r = dqbuf_wait(&cap, &b, 3000);
+	CHECK(r == 0 && check_frame(cap.mem[b.index], b.bytesused, &counter) == FRAME_REAL &&
+	      counter == 1, "qbuf-done: the consumer dequeues frame 1 (counter %u)", counter);
+	set_inject(32);
+	q = (struct v4l2_buffer){ .index = b.index, .type = cap.type, .memory = cap.memory };
+	r = xioctl(capfd, VIDIOC_QBUF, &q) < 0 ? -errno : 0;
+	set_inject(0);
+	CHECK(r == 0 && !(q.flags & V4L2_BUF_FLAG_DONE),
+	      "qbuf-done: QBUF of the buffer returns it queued, not DONE (flags 0x%x)", q.flags);
+	/* Frame 2, then the owed frame 3. */
+	r = dqbuf_wait(&cap, &b, 3000);
+	CHECK(r == 0 && check_frame(cap.mem[b.index], b.bytesused, &counter) == FRAME_REAL &&
+	      counter == 2, "qbuf-done: then frame 2 (counter %u)", counter);
+	r = dqbuf_wait(&cap, &b, 3000);
+	CHECK(r == 0 && check_frame(cap.mem[b.index], b.bytesused, &counter) == FRAME_REAL &&
+	      counter == 3, "qbuf-done: then the owed frame 3 (counter %u)", counter);
+	streamoff(&cap);
+	streamoff(&out);
+	stream_unmap(&cap);
+	stream_unmap(&out);
+	return failures ? 1 : 0;
 }
 
 struct consumer_ops {
@@ -2175,6 +2365,8 @@ static int cmd_race(int argc, char **argv)
 		return race_slow_stop(argv[2], argv[3], strtoul(argv[4], NULL, 0));
 	if (argc == 5 && !strcmp(argv[1], "uffd-declare"))
 		return race_uffd_declare(argv[2], argv[3], strtoul(argv[4], NULL, 0));
+	if (argc == 5 && !strcmp(argv[1], "fanout"))
+		return race_fanout(argv[2], argv[3], argv[4]);
 	if (argc != 4)
 		return 2;
 	if (!strcmp(argv[1], "qbuf-copy"))
@@ -2187,6 +2379,8 @@ static int cmd_race(int argc, char **argv)
 		ret = race_write_fault(capfd, outfd);
 	else if (!strcmp(argv[1], "small-src"))
 		ret = race_small_src(capfd, outfd);
+	else if (!strcmp(argv[1], "qbuf-done"))
+		ret = race_qbuf_done(capfd, outfd);
 	else
 		ret = 2;
 	close(capfd);

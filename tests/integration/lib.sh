@@ -23,12 +23,15 @@ wait_for() { # SECONDS COMMAND...: until COMMAND succeeds
 }
 not() { ! "$@"; }
 
-# Node of camera ID: cap_node ID / out_node ID -> /dev/videoN
-cam_node() { # ROLE ID
+# Node of camera ID: cam_node capture|backend ID [INDEX] -> /dev/videoN (INDEX: which
+# capture node, from 0, the default)
+cam_node() { # ROLE ID [INDEX]
 	local d
 	for d in /sys/class/video4linux/video*; do
 		[ "$(cat "$d/viacam_id" 2>/dev/null)" = "$2" ] &&
-			[ "$(cat "$d/viacam_role")" = "$1" ] && { echo "/dev/$(basename "$d")"; return 0; }
+			[ "$(cat "$d/viacam_role")" = "$1" ] &&
+			{ [ "$1" = backend ] || [ "$(cat "$d/viacam_index")" = "${3:-0}" ]; } &&
+			{ echo "/dev/$(basename "$d")"; return 0; }
 	done
 	return 1
 }

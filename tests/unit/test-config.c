@@ -71,6 +71,7 @@ static void test_good_file(void **state)
 			      "backend_nr = auto\n"
 			      "timeout_ms = 500\n"
 			      "backend = pattern\n"
+			      "consumers = 3\n"
 			      "formats = yuyv, NV12 I420 rgb24\n"
 			      "sizes = 640x480 320x240\n"
 			      "rates = 30 7.5 30000/1001\n"
@@ -91,6 +92,7 @@ static void test_good_file(void **state)
 	assert_int_equal(a->video_nr, 10);
 	assert_int_equal(a->backend_nr, -1);
 	assert_int_equal(a->timeout_ms, 500);
+	assert_int_equal(a->consumers, 3);
 	assert_string_equal(a->backend, "pattern");
 	assert_int_equal(a->nformats, 4);
 	assert_int_equal(a->formats[0], V4L2_PIX_FMT_YUYV);
@@ -110,11 +112,11 @@ static void test_good_file(void **state)
 	assert_int_equal(a->nkeys, 1);
 	assert_string_equal(a->keys[0].key, "pattern");
 	assert_string_equal(a->keys[0].value, "gradient");
-	assert_int_equal(a->keys[0].line, 11);
+	assert_int_equal(a->keys[0].line, 12);
 	assert_int_equal(a->nctrls, 2);
 	assert_string_equal(a->ctrls[0].name, "brightness");
 	assert_int_equal(a->ctrls[0].value, -20);
-	assert_int_equal(a->ctrls[0].line, 12);
+	assert_int_equal(a->ctrls[0].line, 13);
 	assert_int_equal(a->ctrls[1].value, 1);
 	b = vc_conf_camera(c, "back");
 	assert_non_null(b);
@@ -123,8 +125,9 @@ static void test_good_file(void **state)
 	b = vc_conf_camera(c, "empty");	/* a section without keys is a camera too */
 	assert_non_null(b);
 	assert_string_equal(b->backend, "pattern");
-	assert_int_equal(b->line, 18);
+	assert_int_equal(b->line, 19);
 	assert_int_equal(b->video_nr, -1);
+	assert_int_equal(b->consumers, 1);	/* one capture node by default */
 	vc_conf_free(c);
 }
 
@@ -147,11 +150,12 @@ static void test_every_error_with_its_line(void **state)
 			      "[cam b]\n"			/* 11: unknown section */
 			      "[camera c]\n"			/* 12 */
 			      "backend = nosuch\n"		/* 13 */
-			      "ctrl.x = big\n",			/* 14 */
+			      "ctrl.x = big\n"			/* 14 */
+			      "consumers = 9\n",		/* 15 */
 			      &c, &m), -EINVAL);
 	assert_null(c);
 	/* one list, sorted by line, each at the line of the key that caused it */
-	assert_int_equal(m.n, 10);
+	assert_int_equal(m.n, 11);
 	assert_msg(&m, 0, 2, "bad value '300' for video_nr");
 	assert_msg(&m, 1, 3, "size '640x481' in sizes is odd");
 	assert_msg(&m, 2, 4, "rate '0' in rates has a zero");
@@ -162,6 +166,7 @@ static void test_every_error_with_its_line(void **state)
 	assert_msg(&m, 7, 11, "unknown section [cam b]");
 	assert_msg(&m, 8, 13, "unknown backend 'nosuch' (known: pattern, file, v4l2, gst, pipewire, via)");
 	assert_msg(&m, 9, 14, "bad value 'big' for ctrl.x");
+	assert_msg(&m, 10, 15, "bad value '9' for consumers (1-8: capture nodes, one application each)");
 	vc_msgs_free(&m);
 }
 

@@ -1,6 +1,8 @@
 #!/bin/bash
-# TEST-08-stress: four cameras stream (a producer and a consumer each) while
-#  1. 8 threads issue random valid ioctls on every capture, backend and control node,
+# TEST-08-stress: four cameras stream (a producer and a consumer each; cameras 1 and 3 have a
+# second capture node with a consumer of its own, so every frame fans out to two) while
+#  1. 8 threads issue random valid ioctls on every capture (both of each camera), backend and
+#     control node,
 #     reopening them now and then (open/close storm), for VIACAM_STRESS_SECONDS (default 20;
 #     make stress-nightly runs 600);
 #  2. another camera is added and removed 1000 times (VIACAM_STRESS_CHURN; 100 on the
@@ -22,10 +24,11 @@ case "$KVER" in *-debug) churn_def=100 kills_def=5 rmmods=5 ;; *) churn_def=1000
 churn=${VIACAM_STRESS_CHURN:-$churn_def}
 kills=${VIACAM_STRESS_KILLS:-$kills_def}
 t0=$(date +%s)
-load_viacam devices=4 timeout_ms=200
-nodes=() caps=() outs=() prods=() conss=()
+load_viacam devices=4 timeout_ms=200 consumers=2,2,2,2
+nodes=() caps=() caps2=() outs=() prods=() conss=() conss2=()
 for i in 0 1 2 3; do
-	caps[$i]=$(cam_node capture $i) && outs[$i]=$(cam_node backend $i) || die "nodes of camera $i"
+	caps[$i]=$(cam_node capture $i) && caps2[$i]=$(cam_node capture $i 1) &&
+		outs[$i]=$(cam_node backend $i) || die "nodes of camera $i"
 	"$BIN/vctest" produce -r 30 -W 320 -H 240 "${outs[$i]}" >"$RES/producer$i.log" 2>&1 &
 	prods[$i]=$!
 done
@@ -34,10 +37,14 @@ for i in 0 1 2 3; do
 	"$BIN/vctest" consume -n 100000000 -t $((880 + stress_s)) "${caps[$i]}" >"$RES/consumer$i.log" 2>&1 &
 	conss[$i]=$!
 done
+for i in 1 3; do
+	"$BIN/vctest" consume -n 100000000 -t $((880 + stress_s)) "${caps2[$i]}" >"$RES/consumer$i-2.log" 2>&1 &
+	conss2[$i]=$!
+done
 sleep 1
 
 t=$(date +%s)
-"$BIN/vctest" stress "$stress_s" 8 "${caps[@]}" "${outs[@]}" /dev/viacam | tee "$RES/stress.log"
+"$BIN/vctest" stress "$stress_s" 8 "${caps[@]}" "${caps2[@]}" "${outs[@]}" /dev/viacam | tee "$RES/stress.log"
 check "8 threads of random ioctls for $stress_s s" test "${PIPESTATUS[0]}" = 0
 t1=$(date +%s)
 "$BIN/vctest" churn 1 "$churn" | tee "$RES/churn.log"
@@ -59,9 +66,12 @@ echo "phases: start $((t - t0)) s, ioctls $((t1 - t)) s, add/remove $((t2 - t1))
 
 for i in 0 1 2 3; do kill "${prods[$i]}" 2>/dev/null; done
 sleep 0.5
-for i in 0 1 2 3; do
-	kill -TERM "${conss[$i]}"
-	wait "${conss[$i]}"
+declare -A cpid=([0]=${conss[0]} [1]=${conss[1]} [2]=${conss[2]} [3]=${conss[3]}
+	[1-2]=${conss2[1]} [3-2]=${conss2[3]})
+for i in 0 1 2 3 1-2 3-2; do
+	pid=${cpid[$i]}
+	kill -TERM "$pid"
+	wait "$pid"
 	rc=$?
 	res=$(tail -n 1 "$RES/consumer$i.log")
 	echo "consumer $i: $res" >>"$RES/summary"

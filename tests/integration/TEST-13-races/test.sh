@@ -30,16 +30,26 @@
 #    neutral or older frame then), and QUERY's BACKEND_STREAMING ends when the consumer stops
 #    or the writer closes (it stayed on until a repeat);
 #  - repeats-userptr: the same for a consumer with USERPTR buffers, whose memory is its own
-#    once it has the buffer back (the repeats were neutral frames or an older one).
+#    once it has the buffer back (the repeats were neutral frames or an older one);
+#  - qbuf-done: a consumer QBUFs a buffer while the bridge owes it the newest frame, with the
+#    end of the queueing made 200 ms long (inject bit 5): QBUF must return the buffer queued,
+#    not DONE (it returned DONE: the frame was copied into it before QBUF had returned;
+#    v4l2-compliance warned "QBUF returned the buffer as DONE" now and then);
+#  - fanout: a camera with two capture nodes; one node's consumer stops (STREAMOFF, close())
+#    while the producer's QBUF copies a frame to the other (inject bit 3): the stop returns
+#    after the copy in flight, the other node gets the frame, and both get the next one.
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src qbuf-copy uffd uffd-read uffd-declare slow-stop repeats repeats-userptr; do
-	"$BIN/viacamctl" add --label "race $mode" --timeout 500 >"$RES/add-$mode.log" || die "viacamctl add"
+for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout uffd uffd-read uffd-declare \
+	slow-stop repeats repeats-userptr; do
+	"$BIN/viacamctl" add --label "race $mode" --timeout 500 --consumers 2 >"$RES/add-$mode.log" ||
+		die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
 	cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
 	args=("$cap" "$out")
 	case $mode in
+	fanout) args=(race fanout "$cap" "$(cam_node capture "$id" 1)" "$out") ;;
 	uffd | uffd-read | uffd-declare | slow-stop) args=(race "$mode" "${args[@]}" "$id") ;;
 	repeats) args=(repeats "${args[@]}" "$id") ;;
 	repeats-userptr) args=(repeats "${args[@]}" "$id" userptr) ;;

@@ -1,0 +1,256 @@
+#!/bin/bash
+# TEST-17-consumers: several applications stream one camera at once (issue 13, item 3). A
+# camera made with `viacamctl add --consumers 4` (or `consumers = N` in viacamd's config) has
+# 4 capture nodes; each is an ordinary capture device that one application streams with its
+# own buffers and memory type, and every node gets every frame (one copy each).
+# - The nodes: QUERY and sysfs (viacam_index) list them, each has its own card name and
+#   bus_info, and v4l2-compliance -s passes on every one while a producer streams.
+# - Four real applications at once on one plain producer: vctest (MMAP, checks each frame),
+#   ffmpeg (MMAP), gst-launch-1.0 v4l2src io-mode=dmabuf (MMAP buffers exported as dma-bufs),
+#   v4l2-ctl --stream-user (USERPTR); every frame they got is the producer's picture, in
+#   order, none skipped.
+# - One of them SIGKILLed mid-stream, another stopping and starting again, a third joining
+#   late: the long-running consumer sees no gap and no skipped frame.
+# - The kernel's copies: one per consumer per frame (a plain producer).
+# - viacamd (`consumers = 2`, a pattern camera with declared formats): the first node to
+#   allocate fixes the format for both (the other offers only it, and S_FMT snaps to it); the
+#   backend keeps running while one consumer is left (STREAM_STOP only when the last stops).
+# - Debian's Chromium, headless, in a getUserMedia page (gum.html) on node 2 while ffmpeg
+#   streams node 1: both nodes in its camera list (the backend node is not), a moving
+#   picture, a plausible frame rate, and ffmpeg's file grows meanwhile.
+# - Removing the camera while three nodes stream: every consumer ends with ENODEV.
+. "$(dirname "$0")/../lib.sh"
+
+load_viacam devices=0
+W=320 H=240 SIZE=$((320 * 240 * 2))
+clients=$RES/clients.log
+t0=$(date +%s)
+section() { echo "$(($(date +%s) - t0)) s: $*" >>"$RES/timing"; }
+kv() { sed -nE "s/.*(^| )$1=([-0-9]+).*/\2/p" <<<"$2"; }	# kv KEY "k=v k=v..."
+stat_of() { sed -nE "s/^$2 ([0-9]+)/\1/p" "/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
+
+# ---------------------------------------------------------------- the nodes
+section "nodes"
+"$BIN/viacamctl" add --label "Shared" --consumers 4 >"$RES/add.log" 2>&1 ||
+	die "viacamctl add --consumers 4: $(cat "$RES/add.log")"
+id=$(awk '{print $1; exit}' "$RES/add.log")
+for i in 0 1 2 3; do
+	wait_for 10 cam_node capture "$id" $i >/dev/null || die "no capture node $i of camera $id"
+	n[$i]=$(cam_node capture "$id" $i)
+done
+out=$(cam_node backend "$id") || die "no backend node"
+echo "camera $id: capture ${n[*]}, backend $out" >>"$RES/nodes"
+"$BIN/viacamctl" query "$id" >"$RES/query.txt" 2>&1
+check "QUERY lists the other 3 capture nodes" \
+	test "$(grep -c '^  capture node [234]: /dev/video' "$RES/query.txt")" = 3
+for i in 1 2 3; do
+	check "QUERY names ${n[$i]} as capture node $((i + 1))" \
+		grep -q "^  capture node $((i + 1)): ${n[$i]}\$" "$RES/query.txt"
+done
+cards=$(for i in 0 1 2 3; do v4l2-ctl -d "${n[$i]}" -D | sed -nE 's/^\s*Card type\s*: //p'; done | paste -sd'|')
+check "card names tell the nodes apart ($cards)" test "$cards" = "Shared|Shared #2|Shared #3|Shared #4"
+buses=$(for i in 0 1 2 3; do v4l2-ctl -d "${n[$i]}" -D | sed -nE 's/^\s*Bus info\s*: //p'; done | sort -u | wc -l)
+check "each node has its own bus_info" test "$buses" = 4
+check "viacamctl refuses --consumers 9 (at most 8)" not "$BIN/viacamctl" add --consumers 9
+"$BIN/vctest" produce "$out" -n 100000 -r 30 -W $W -H $H >"$RES/produce-compliance.log" 2>&1 &
+prod=$!
+wait_frames_in "${n[0]}" 10 20 || fail "the producer did not start"
+for i in 0 3; do
+	compliance_run "${n[$i]}" "$RES/compliance-$i.log"
+	check "v4l2-compliance -s on capture node $((i + 1)) ($(compliance_gate "$RES/compliance-$i.log" | head -n 1))" \
+		compliance_gate "$RES/compliance-$i.log"
+done
+kill $prod 2>/dev/null; wait $prod 2>/dev/null
+
+# ---------------------------------------------------------------- four applications at once
+section "four apps"
+# A producer at 15 fps for the whole section; numbered frames (vctest's pattern).
+"$BIN/vctest" produce "$out" -n 100000 -r 15 -W $W -H $H >"$RES/produce.log" 2>&1 &
+prod=$!
+wait_frames_in "${n[0]}" 5 20 || fail "the producer did not start"
+in0=$(stat_of "${n[0]}" frames_in) copies0=$(stat_of "${n[0]}" copies)
+# vctest on node 1 for the whole section: every frame checked, gaps and skips counted.
+"$BIN/vctest" consume "${n[0]}" -n 100000 -t 40 >"$RES/long.log" 2>&1 &
+long=$!
+# ffmpeg on node 2, killed (SIGKILL) once it has written 20 frames (it starts slowly under TCG).
+# (-fps_mode passthrough: every frame once, as it came; ffmpeg's default repeats frames to
+# keep a constant rate.)
+ffmpeg -nostdin -loglevel error -f v4l2 -i "${n[1]}" -fps_mode passthrough -f rawvideo -y \
+	/tmp/ffmpeg.yuyv 2>>"$clients" &
+ff=$!
+# gst v4l2src (its buffers exported as dma-bufs) on node 3, 60 frames.
+timeout 60 gst-launch-1.0 -q v4l2src device="${n[2]}" io-mode=dmabuf num-buffers=60 ! \
+	"video/x-raw,format=YUY2,width=$W,height=$H" ! filesink location=/tmp/gst.yuyv 2>>"$clients" &
+gst=$!
+# v4l2-ctl with USERPTR buffers on node 4, 45 frames, twice (stop, start again).
+( for k in 1 2; do
+	timeout 60 v4l2-ctl -d "${n[3]}" --stream-user --stream-count=45 --stream-to=/tmp/ctl$k.yuyv || exit 1
+done ) >/dev/null 2>>"$clients" &
+ctl=$!
+size_at_least() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
+wait_for 30 size_at_least /tmp/ffmpeg.yuyv $((20 * SIZE)) || fail "ffmpeg wrote no 20 frames in 30 s"
+kill -9 $ff; wait $ff 2>/dev/null
+# The kill may cut the last frame short: keep whole frames.
+truncate -s $(($(stat -c %s /tmp/ffmpeg.yuyv) / SIZE * SIZE)) /tmp/ffmpeg.yuyv
+wait $gst; gst_rc=$?
+wait $ctl; ctl_rc=$?
+# A consumer joining late, on the node ffmpeg left.
+late=$("$BIN/vctest" consume "${n[1]}" -n 30 -t 20 2>&1)
+echo "late: $late" >>"$RES/consumers"
+kill -TERM $long; wait $long; long_rc=$?
+kill $prod 2>/dev/null; wait $prod 2>/dev/null
+in1=$(stat_of "${n[0]}" frames_in) copies1=$(stat_of "${n[0]}" copies)
+lg=$(tail -n 1 "$RES/long.log")
+echo "long: $lg" >>"$RES/consumers"
+for f in /tmp/ffmpeg.yuyv /tmp/gst.yuyv /tmp/ctl1.yuyv /tmp/ctl2.yuyv; do
+	echo "$f: $("$BIN/vctest" verify-file "$f" $SIZE 2>&1)" >>"$RES/consumers"
+done
+# verify_app NAME FILE MIN: at least MIN frames, all the producer's picture, in order, each
+# once, and no numbered frame between the first and the last missed
+verify_app() {
+	local v real distinct first last
+	v=$("$BIN/vctest" verify-file "$2" $SIZE 2>&1) || { fail "$1: $v"; return; }
+	real=$(kv real "$v") distinct=$(kv distinct "$v") first=$(kv first "$v") last=$(kv last "$v")
+	if [ "$real" -ge "$3" ] && [ "$real" -eq "$distinct" ] && [ $((last - first + 1)) -eq "$distinct" ]; then
+		pass "$1: $real frames, numbers $first..$last, none skipped"
+	else
+		fail "$1: $v (wanted at least $3 frames and none skipped)"
+	fi
+}
+check "gst-launch-1.0 (io-mode=dmabuf) ended well" test "$gst_rc" = 0
+verify_app "gst v4l2src io-mode=dmabuf, node 3" /tmp/gst.yuyv 60
+check "v4l2-ctl --stream-user, two streams in a row, ended well" test "$ctl_rc" = 0
+verify_app "v4l2-ctl --stream-user, node 4, first stream" /tmp/ctl1.yuyv 45
+verify_app "v4l2-ctl --stream-user, node 4, second stream" /tmp/ctl2.yuyv 45
+verify_app "ffmpeg, node 2, until its SIGKILL" /tmp/ffmpeg.yuyv 15
+check "a consumer joining node 2 late gets 30 frames in order ($late)" \
+	test "$(kv real "$late")" = 30 -a "$(kv bad "$late")" = 0 -a "$(kv skipped "$late")" = 0
+check "the long consumer on node 1 checked every frame (exit $long_rc: $lg)" test "$long_rc" = 0
+real=$(kv real "$lg") skipped=$(kv skipped "$lg") gap=$(kv max_gap_ms "$lg")
+check "...got real frames throughout (real=$real)" test "${real:-0}" -ge 100
+check "...missed none while the others came and went (skipped=$skipped)" test "${skipped:-1}" = 0
+check "...and never waited 500 ms for one (max gap $gap ms at 15 fps)" test "${gap:-9999}" -lt 500
+fi_=$((in1 - in0)) cp=$((copies1 - copies0))
+echo "frames_in $fi_ copies $cp" >>"$RES/consumers"
+check "copies: at most one per frame per streaming node ($cp copies for $fi_ frames, 4 nodes)" \
+	test "$cp" -le $((4 * fi_)) -a "$cp" -gt "$fi_"
+"$BIN/viacamctl" remove "$id" >>"$RES/add.log" 2>&1 || fail "viacamctl remove $id"
+
+# ---------------------------------------------------------------- viacamd, consumers = 2
+section "viacamd"
+cfg=/tmp/cfg17
+mkdir -p $cfg
+cat >$cfg/viacam.conf <<EOF
+[camera two]
+label = Two
+backend = pattern
+consumers = 2
+formats = YUYV
+sizes = 640x480 320x240
+rates = 30 15
+EOF
+"$BIN/viacamd" -c $cfg/viacam.conf --state /run/viacamd/cameras17 >"$RES/viacamd.log" 2>&1 &
+daemon=$!
+wait_for 20 grep -q "capture node 2 of camera" "$RES/viacamd.log" || fail "viacamd did not make camera two with 2 capture nodes"
+cid=$(sed -nE "s/.*created camera ([0-9]+) 'Two'.*/\1/p" "$RES/viacamd.log" | head -n 1)
+a=$(cam_node capture "$cid" 0) b=$(cam_node capture "$cid" 1) || die "camera two has no second capture node"
+# Node 1 fixes 320x240 by allocating buffers (and streams for 8 s).
+timeout 60 v4l2-ctl -d "$a" --set-fmt-video=width=320,height=240,pixelformat=YUYV \
+	--stream-mmap --stream-count=120 --stream-to=/tmp/a.yuyv >/dev/null 2>>"$clients" &
+va=$!
+streaming() { [ "$("$BIN/viacamctl" query "$1" | awk -F'\t' 'NR == 1 { print $5 }')" = streaming ]; }
+wait_for 20 streaming "$cid" || fail "node 1 did not start streaming"
+sizes=$(v4l2-ctl -d "$b" --list-formats-ext 2>&1 | grep -c 'Size: Discrete')
+check "node 2 offers only the size node 1 streams ($sizes sizes listed)" test "$sizes" = 1
+v4l2-ctl -d "$b" --set-fmt-video=width=640,height=480,pixelformat=YUYV >>"$clients" 2>&1
+got=$(v4l2-ctl -d "$b" --get-fmt-video | sed -nE 's/.*Width\/Height\s*:\s*([0-9]+\/[0-9]+).*/\1/p')
+check "node 2's S_FMT 640x480 snaps to 320x240 ($got)" test "$got" = "320/240"
+# Node 2 streams for a while and stops; node 1 must keep getting the pattern's frames.
+two=$("$BIN/vctest" consume "$b" -a -n 30 -t 20 2>&1)
+echo "node 2: $two" >>"$RES/consumers"
+check "node 2 streams the pattern alongside node 1 ($two)" test "$(kv real "$two")" -ge 25
+c0=$(stat_of "$a" frames_in)
+sleep 2
+c1=$(stat_of "$a" frames_in)
+check "the backend keeps sending after node 2 stopped ($((c1 - c0)) frames in 2 s)" test $((c1 - c0)) -ge 15
+wait $va; va_rc=$?
+check "node 1's v4l2-ctl ended well" test "$va_rc" = 0
+check "node 1 got 120 whole 320x240 frames" test "$(stat -c %s /tmp/a.yuyv)" = $((120 * SIZE))
+
+# Chromium (headless, getUserMedia as a video call does) on node 2 while ffmpeg streams node 1.
+section "chromium"
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p /tmp/chome
+mountpoint -q /dev/shm || mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+HOME=/tmp/chome timeout 240 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+	--use-fake-ui-for-media-stream --enable-logging=stderr --v=0 --user-data-dir=/tmp/chome/profile \
+	"file://$here/gum.html?label=Two%20%232&frames=30&wait=30000" >"$RES/chromium.log" 2>&1 &
+chrome=$!
+wait_for 200 grep -q "VIACAM streaming\|VIACAM error" "$RES/chromium.log" ||
+	fail "Chromium did not start streaming in 200 s"
+ffmpeg -nostdin -loglevel error -f v4l2 -i "$a" -fps_mode passthrough -f rawvideo -y /tmp/ff2.raw \
+	2>>"$clients" &
+ff=$!
+# Both streaming: what each node got from the bridge over 4 s (the camera runs at 30 fps;
+# Chromium's own drawing under TCG is much slower, and it drops frames it cannot draw).
+wait_for 30 size_at_least /tmp/ff2.raw 1 || fail "ffmpeg did not start on node 1"
+node_out() { stat_of "$1" node_frames_out; }
+a0=$(node_out "$a") b0=$(node_out "$b") i0=$(stat_of "$a" frames_in) r0=$(stat_of "$a" frames_repeated)
+t_0=$(date +%s%N)
+sleep 4
+a1=$(node_out "$a") b1=$(node_out "$b") i1=$(stat_of "$a" frames_in) r1=$(stat_of "$a" frames_repeated)
+ms=$((($(date +%s%N) - t_0) / 1000000))
+echo "chromium window: ${ms} ms, frames_in $((i1 - i0)), repeated $((r1 - r0)), node 1 $((a1 - a0)), node 2 $((b1 - b0))" >>"$RES/consumers"
+check "while both stream, node 1 (ffmpeg) got $((a1 - a0)) and node 2 (Chromium) $((b1 - b0)) of the $((i1 - i0)) frames the backend sent in $ms ms" \
+	test $((a1 - a0)) -ge $(((i1 - i0) * 9 / 10)) -a $((b1 - b0)) -ge $(((i1 - i0) * 9 / 10)) -a $((i1 - i0)) -ge $((ms * 20 / 1000))
+check "...and no more than that (no frame twice: $((r1 - r0)) repeats)" \
+	test $((a1 - a0)) -le $((i1 - i0 + r1 - r0)) -a $((b1 - b0)) -le $((i1 - i0 + r1 - r0))
+wait_for 200 grep -q "VIACAM result\|VIACAM error" "$RES/chromium.log" || fail "Chromium gave no result"
+ffsize=$(stat -c %s /tmp/ff2.raw 2>/dev/null || echo 0)
+sleep 2
+ffsize2=$(stat -c %s /tmp/ff2.raw 2>/dev/null || echo 0)
+kill $chrome 2>/dev/null; wait $chrome 2>/dev/null
+kill -9 $ff 2>/dev/null; wait $ff 2>/dev/null
+grep "VIACAM" "$RES/chromium.log" | sed -E 's/.*"VIACAM (.*)", source.*/\1/' >"$RES/chromium.txt"
+devices=$(sed -n 's/^devices //p' "$RES/chromium.txt")
+res=$(grep '^result ' "$RES/chromium.txt" | head -n 1)
+check "Chromium lists both capture nodes and no backend node ($devices)" \
+	test "$devices" = "Two|Two #2" -o "$devices" = "Two #2|Two"
+check "Chromium streamed node 2 (${res:-$(grep '^error' "$RES/chromium.txt")})" test -n "$res"
+sd=$(kv sd "$res") fps=$(sed -nE 's/.* fps=([0-9]+).*/\1/p' <<<"$res")
+check "...the pattern's picture, not a flat or neutral one (luma sd ${sd:-?})" test "${sd:-0}" -ge 20
+check "...moving: two grabbed frames differ" test "$(kv changed "$res")" = 1
+check "...and drew frames at ${fps:-0} fps (at least 1 under TCG)" test "${fps:-0}" -ge 1
+check "ffmpeg on node 1 streamed alongside ($ffsize, then $ffsize2 bytes)" \
+	test "$ffsize" -gt 0 -a "$ffsize2" -gt "$ffsize"
+kill $daemon; wait $daemon 2>/dev/null
+
+# ---------------------------------------------------------------- removal while several stream
+section "removal"
+"$BIN/viacamctl" add --label "Gone" --consumers 3 >"$RES/add2.log" 2>&1 || die "viacamctl add: $(cat "$RES/add2.log")"
+id=$(awk '{print $1; exit}' "$RES/add2.log")
+for i in 0 1 2; do wait_for 10 cam_node capture "$id" $i >/dev/null || die "no node $i"; done
+out=$(cam_node backend "$id")
+"$BIN/vctest" produce "$out" -n 100000 -r 15 -W $W -H $H >/dev/null 2>&1 &
+prod=$!
+pids=() g=()
+for i in 0 1 2; do g[$i]=$(cam_node capture "$id" $i); done
+for i in 0 1 2; do
+	"$BIN/vctest" consume "${g[$i]}" -n 100000 -t 60 -T /tmp/gone-$i.times >"$RES/gone-$i.log" 2>&1 &
+	pids+=($!)
+done
+lines_at_least() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
+for i in 0 1 2; do
+	wait_for 30 lines_at_least /tmp/gone-$i.times 5 || fail "consumer $((i + 1)) got no 5 frames before the removal"
+done
+"$BIN/viacamctl" remove "$id" >>"$RES/add2.log" 2>&1 || fail "viacamctl remove $id while 3 nodes stream"
+for i in 0 1 2; do
+	wait_for 10 not kill -0 "${pids[$i]}" 2>/dev/null
+	check "consumer $((i + 1)) ended with ENODEV after the removal ($(tail -n 1 "$RES/gone-$i.log"))" \
+		grep -q "DQBUF: No such device" "$RES/gone-$i.log"
+done
+kill $prod 2>/dev/null; wait $prod 2>/dev/null
+for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+wait
+modprobe -r viacam || fail "modprobe -r viacam"
+finish
