@@ -210,6 +210,12 @@ uint32_t vc_sizeimage(uint32_t pixelformat, uint32_t width, uint32_t height);
 
 /* vc_fourcc_str() ("YUYV" from a fourcc) is in lib/text.h, shared with the tools. */
 
+/*
+ * Make a backend's clock_fd (an eventfd) readable: a backend thread says "a frame, or an
+ * answer, is ready" to the session's loop. Safe from any thread.
+ */
+void vc_kick(int efd);
+
 /* Backend-key helpers for create(): the value of @key or NULL. */
 const struct vc_kv *vc_conf_key(const struct vc_backend_conf *conf, const char *key);
 /* A yes/no key (yes true on 1 / no false off 0): 0 and *@ret set (unchanged when the key is

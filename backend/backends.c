@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <linux/videodev2.h>
 
@@ -112,6 +113,15 @@ bool vc_format_size_ok(uint32_t pixelformat, uint32_t width, uint32_t height)
 	    height > VIACAM_MAX_HEIGHT)
 		return false;
 	return !yuv420 || !((width | height) & 1);
+}
+
+void vc_kick(int efd)
+{
+	uint64_t one = 1;
+
+	/* Only fails when the counter would overflow: it is readable then anyway. */
+	if (write(efd, &one, sizeof(one)) < 0)
+		return;
 }
 
 bool vc_interval_ok(uint32_t num, uint32_t den)

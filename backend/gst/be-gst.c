@@ -125,20 +125,11 @@ static GstVideoFormat gst_format(uint32_t fourcc)
 	return GST_VIDEO_FORMAT_UNKNOWN;
 }
 
-static void kick(int efd)
-{
-	uint64_t one = 1;
-
-	/* Only fails when the counter would overflow: it is readable then anyway. */
-	if (write(efd, &one, sizeof(one)) < 0)
-		return;
-}
-
 /* appsink's streaming thread: a sample is ready. */
 static GstFlowReturn on_new_sample(GstAppSink *sink, gpointer data)
 {
 	(void)sink;
-	kick(((struct gst_backend *)data)->efd);
+	vc_kick(((struct gst_backend *)data)->efd);
 	return GST_FLOW_OK;
 }
 

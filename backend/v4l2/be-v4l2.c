@@ -486,15 +486,6 @@ fail:
 	return r;
 }
 
-static void kick(int efd)
-{
-	uint64_t one = 1;
-
-	/* Only fails when the counter would overflow: it is readable then anyway. */
-	if (write(efd, &one, sizeof(one)) < 0)
-		return;
-}
-
 static void *worker(void *arg)
 {
 	struct v4l2_backend *b = arg;
@@ -526,7 +517,7 @@ static void *worker(void *arg)
 			b->result = r;
 			memcpy(b->msg, msg, sizeof(msg));
 			pthread_mutex_unlock(&b->mu);
-			kick(b->efd);
+			vc_kick(b->efd);
 			break;
 		case CMD_STOP:
 			dev_close(&b->dev);

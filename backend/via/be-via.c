@@ -387,15 +387,6 @@ static int via_controls(void *priv, struct viacam_ctrl *ctrls)
 	return OV_NCTRLS;
 }
 
-static void kick(int efd)
-{
-	uint64_t one = 1;
-
-	/* Only fails when the counter would overflow: it is readable then anyway. */
-	if (write(efd, &one, sizeof(one)) < 0)
-		return;
-}
-
 /* Worker: news for people, handed to produce() (the first one wins until it is read). */
 static void post_note(struct via_backend *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -410,7 +401,7 @@ static void post_note(struct via_backend *b, const char *fmt, ...)
 		va_end(ap);
 	}
 	pthread_mutex_unlock(&b->mu);
-	kick(b->efd);
+	vc_kick(b->efd);
 }
 
 /* Worker: the sensor's lock, waiting a while for an instance that is letting go of it. */
@@ -521,7 +512,7 @@ static void hw_poll(struct via_backend *b)
 	b->ready_new = true;
 	b->ready_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	pthread_mutex_unlock(&b->mu);
-	kick(b->efd);
+	vc_kick(b->efd);
 }
 
 static void *worker(void *arg)
@@ -553,7 +544,7 @@ static void *worker(void *arg)
 			b->result = r;
 			memcpy(b->msg, msg, sizeof(msg));
 			pthread_mutex_unlock(&b->mu);
-			kick(b->efd);
+			vc_kick(b->efd);
 			break;
 		case CMD_STOP:
 			hw_stop(b);
