@@ -539,3 +539,4 @@ module_exit(viacam_exit);
 MODULE_DESCRIPTION("viacam: V4L2 camera bridge between a user-space backend and capture applications");
 MODULE_AUTHOR("viacam developers");
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);	/* VIACAM_IOC_LEND exports capture buffers as dma-bufs */

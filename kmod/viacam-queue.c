@@ -79,6 +79,8 @@
  * consumer may change, the bridge keeps its own copy (last_frame) at once.
  */
 #include <linux/delay.h>
+#include <linux/dma-buf.h>
+#include <linux/file.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
@@ -269,25 +271,26 @@ static struct viacam_buf *viacam_hold(struct viacam_cam *cam, struct viacam_buf 
  * The timestamp of the next capture buffer: the producer's own capture time
  * @producer (CLOCK_MONOTONIC ns, given in its QBUF) when it is plausible,
  * else now. Plausible means not in the future, at most VIACAM_TS_MAX_AGE_NS
- * old, and later than the last one given, so that a producer whose
+ * old, and later than the last one this node was given (every node gets the
+ * same frame with the same time), so that a producer whose
  * timestamps are stream times (gst's v4l2sink) or 0 (write()) cannot make
  * the capture node's timestamps jump or run backwards. copy_lock held: it
  * orders every capture completion and guards last_ts.
  */
 #define VIACAM_TS_MAX_AGE_NS	NSEC_PER_SEC
 
-static u64 viacam_cap_time(struct viacam_cam *cam, u64 producer)
+static u64 viacam_cap_time(struct viacam_cam *cam, struct viacam_consumer *cons, u64 producer)
 {
 	u64 now = ktime_get_ns();
 	u64 ts = now;
 
 	lockdep_assert_held(&cam->copy_lock);
 	if (producer && producer <= now && now - producer <= VIACAM_TS_MAX_AGE_NS &&
-	    producer > cam->last_ts)
+	    producer > cons->last_ts)
 		ts = producer;
-	if (ts <= cam->last_ts)
-		ts = cam->last_ts + 1;
-	cam->last_ts = ts;
+	if (ts <= cons->last_ts)
+		ts = cons->last_ts + 1;
+	cons->last_ts = ts;
 	return ts;
 }
 
@@ -316,7 +319,7 @@ static void viacam_cap_complete(struct viacam_cam *cam, struct viacam_buf *buf,
 	/* src == dst: the buffer already holds the frame to repeat. */
 	vb2_set_plane_payload(vb, 0, len);
 	buf->vb.field = V4L2_FIELD_NONE;
-	vb->timestamp = viacam_cap_time(cam, producer_ts);
+	vb->timestamp = viacam_cap_time(cam, viacam_buf_cons(buf), producer_ts);
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->frames_out++;
 	viacam_buf_cons(buf)->frames_out++;
@@ -602,7 +605,12 @@ static unsigned int *viacam_nbufs(struct vb2_queue *q)
 
 static int viacam_buf_init(struct vb2_buffer *vb)
 {
+	struct viacam_cam *cam = viacam_q_cam(vb->vb2_queue);
+
 	(*viacam_nbufs(vb->vb2_queue))++;
+	/* A capture buffer's id for VIACAM_IOC_LEND: never reused while the camera exists. */
+	if (vb->vb2_queue->type == V4L2_BUF_TYPE_VIDEO_CAPTURE)
+		to_viacam_buf(vb)->lend_id = atomic_inc_return(&cam->lend_ids);
 	return 0;
 }
 
@@ -782,7 +790,7 @@ static void cap_stop_streaming(struct vb2_queue *q)
 {
 	struct viacam_consumer *cons = vb2_get_drv_priv(q);
 	struct viacam_cam *cam = cons->cam;
-	struct viacam_buf *src = NULL;
+	struct viacam_buf *src = NULL, *buf, *tmp;
 	unsigned long flags;
 	LIST_HEAD(queued);
 	bool last;
@@ -793,6 +801,13 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	cons->want = false;
 	list_splice_init(&cons->queued, &queued);
 	list_splice_tail_init(&cons->staged, &queued);
+	/* Its lent buffers come back too: a DELIVER or UNLEND of them says ESTALE. */
+	list_for_each_entry_safe(buf, tmp, &cam->lent, list) {
+		if (viacam_buf_cons(buf) != cons)
+			continue;
+		buf->lent = false;
+		list_move_tail(&buf->list, &queued);
+	}
 	if (cam->src_cons == cons) {
 		src = cam->src_ready ? cam->src_buf : NULL;
 		cam->src_buf = NULL;
@@ -949,7 +964,7 @@ static int out_start_streaming(struct vb2_queue *q, unsigned int count)
 static void out_stop_streaming(struct vb2_queue *q)
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
-	struct viacam_buf *held;
+	struct viacam_buf *held, *buf, *tmp;
 	unsigned long flags;
 	LIST_HEAD(pending);
 
@@ -958,6 +973,11 @@ static void out_stop_streaming(struct vb2_queue *q)
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->out_active = false;
 	list_splice_init(&cam->out_pending, &pending);
+	/* Lends end: their buffers wait for frames on their nodes again. */
+	list_for_each_entry_safe(buf, tmp, &cam->lent, list) {
+		buf->lent = false;
+		list_move(&buf->list, &viacam_buf_cons(buf)->queued);
+	}
 	held = cam->held;
 	cam->held = NULL;
 	if (held)
@@ -1103,7 +1123,7 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 		viacam_keep_frame(cam, vb2_plane_vaddr(vb, 0), count, &sfmt);
 	vb2_set_plane_payload(vb, 0, count);
 	cap->vb.field = V4L2_FIELD_NONE;
-	vb->timestamp = viacam_cap_time(cam, 0);	/* write() has no capture time */
+	vb->timestamp = viacam_cap_time(cam, cons, 0);	/* write() has no capture time */
 	vb2_buffer_done(vb, VB2_BUF_STATE_DONE);
 	return count;
 }
@@ -1199,6 +1219,247 @@ ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, l
 }
 
 /* ------------------------------------------------------------------------
+ * Zero-copy hand-off: VIACAM_IOC_LEND, _DELIVER, _UNLEND
+ *
+ * A lent capture buffer is off its node's queued list and on cam->lent
+ * (slock); only the producer writes it until DELIVER or UNLEND, and nothing
+ * of ours fills, completes or reads it meanwhile. The calls run under
+ * out_qlock (so they are ordered with the producer's STREAMOFF, which ends all
+ * lends) and copy_lock around the take, the export and the delivery; the
+ * copies to user space of the argument run under out_qlock alone. A node's
+ * stop takes its lent buffers back (ERROR, like its queued ones); the lend then
+ * answers ESTALE.
+ */
+
+/* Under slock: the first streaming node's first queued buffer that may be lent. */
+static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam)
+{
+	struct viacam_buf *buf;
+	unsigned int i;
+
+	lockdep_assert_held(&cam->slock);
+	for (i = 0; i < cam->ncons; i++) {
+		struct viacam_consumer *cons = &cam->cons[i];
+
+		/* MMAP memory only (the bridge exports it); not a read() queue's. */
+		if (!cons->active || cons->q.fileio || cons->q.memory != VB2_MEMORY_MMAP ||
+		    !viacam_sfmt_fits(&cam->out_sfmt, &cons->sfmt))
+			continue;
+		list_for_each_entry(buf, &cons->queued, list) {
+			/* The repeat source stays as it is until a newer frame exists. */
+			if (buf == cam->src_buf)
+				continue;
+			list_move_tail(&buf->list, &cam->lent);
+			buf->lent = true;
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Under slock: the lent buffer @id, taken off cam->lent, or NULL. */
+static struct viacam_buf *viacam_lend_find(struct viacam_cam *cam, u32 id)
+{
+	struct viacam_buf *buf;
+
+	lockdep_assert_held(&cam->slock);
+	list_for_each_entry(buf, &cam->lent, list) {
+		if (buf->lend_id == id) {
+			list_del(&buf->list);
+			buf->lent = false;
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Under slock: a buffer whose lend ends unfilled goes back to its node's list. */
+static void viacam_lend_return(struct viacam_cam *cam, struct viacam_buf *buf)
+{
+	lockdep_assert_held(&cam->slock);
+	list_add(&buf->list, &viacam_buf_cons(buf)->queued);
+}
+
+static long viacam_lend(struct viacam_cam *cam, struct viacam_lend __user *uarg)
+{
+	struct viacam_lend l = {};
+	struct dma_buf *dbuf = NULL;
+	struct viacam_buf *buf;
+	struct vb2_buffer *vb;
+	unsigned long flags;
+	int fd;
+
+	mutex_lock(&cam->copy_lock);
+	spin_lock_irqsave(&cam->slock, flags);
+	buf = viacam_lend_take(cam);
+	spin_unlock_irqrestore(&cam->slock, flags);
+	if (!buf) {
+		mutex_unlock(&cam->copy_lock);
+		return -EAGAIN;
+	}
+	vb = &buf->vb.vb2_buf;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd >= 0) {
+		dbuf = vb->vb2_queue->mem_ops->get_dmabuf(vb, vb->planes[0].mem_priv, O_RDWR);
+		if (IS_ERR_OR_NULL(dbuf)) {
+			put_unused_fd(fd);
+			fd = dbuf ? PTR_ERR(dbuf) : -EINVAL;
+			dbuf = NULL;
+		}
+	}
+	l.id = buf->lend_id;
+	l.fd = fd;
+	l.length = vb2_plane_size(vb, 0);
+	if (fd < 0) {
+		/* Not lent after all (unless its node stopped and took it back). */
+		spin_lock_irqsave(&cam->slock, flags);
+		if (viacam_lend_find(cam, l.id))
+			viacam_lend_return(cam, buf);
+		spin_unlock_irqrestore(&cam->slock, flags);
+	}
+	mutex_unlock(&cam->copy_lock);
+	if (fd < 0)
+		return fd;
+	if (copy_to_user(uarg, &l, sizeof(l))) {
+		put_unused_fd(fd);
+		dma_buf_put(dbuf);
+		mutex_lock(&cam->copy_lock);
+		spin_lock_irqsave(&cam->slock, flags);
+		buf = viacam_lend_find(cam, l.id);
+		if (buf)
+			viacam_lend_return(cam, buf);
+		spin_unlock_irqrestore(&cam->slock, flags);
+		mutex_unlock(&cam->copy_lock);
+		return -EFAULT;
+	}
+	fd_install(fd, dbuf->file);
+	return 0;
+}
+
+static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l)
+{
+	struct viacam_consumer *cons;
+	struct viacam_buf *buf, *cap, *old;
+	unsigned long flags;
+	unsigned int i;
+	void *frame;
+	u32 len;
+
+	mutex_lock(&cam->copy_lock);
+	spin_lock_irqsave(&cam->slock, flags);
+	buf = viacam_lend_find(cam, l->id);
+	if (!buf) {
+		spin_unlock_irqrestore(&cam->slock, flags);
+		mutex_unlock(&cam->copy_lock);
+		return -ESTALE;
+	}
+	cons = viacam_buf_cons(buf);
+	len = cons->sfmt.sizeimage;
+	if (l->bytesused && (viacam_is_compressed(cons->sfmt.pixelformat) ?
+			     l->bytesused > len : l->bytesused != len)) {
+		viacam_lend_return(cam, buf);
+		spin_unlock_irqrestore(&cam->slock, flags);
+		mutex_unlock(&cam->copy_lock);
+		return -EINVAL;
+	}
+	if (l->bytesused)
+		len = l->bytesused;
+	/* The newest frame now; a held backend frame is older and goes back. */
+	old = cam->held;
+	cam->held = NULL;
+	for (i = 0; i < cam->ncons; i++)
+		cam->cons[i].want = false;
+	cam->frames_in++;
+	cam->out_sequence++;
+	cam->last_in = ktime_get();
+	cam->repeating = false;
+	buf->vb.sequence = cons->sequence++;
+	/* The lent buffer is the frame's only copy: the repeat source, as for a direct write. */
+	cam->src_buf = buf;
+	cam->src_cons = cons;
+	cam->src_ready = false;
+	spin_unlock_irqrestore(&cam->slock, flags);
+
+	/* The other nodes first: once the lender's buffer is done, its application owns it. */
+	frame = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
+	for (i = 0; i < cam->ncons; i++) {
+		struct viacam_consumer *other = &cam->cons[i];
+
+		if (other == cons)
+			continue;
+		spin_lock_irqsave(&cam->slock, flags);
+		cap = viacam_sfmt_fits(&cons->sfmt, &other->sfmt) ? viacam_take_cap(other) : NULL;
+		spin_unlock_irqrestore(&cam->slock, flags);
+		if (cap)
+			viacam_cap_complete(cam, cap, frame, len, l->timestamp, false);
+	}
+	/* The frame is in place already: no copy (src == dst). */
+	viacam_cap_complete(cam, buf, frame, len, l->timestamp, false);
+	mutex_unlock(&cam->copy_lock);
+	if (old)
+		vb2_buffer_done(&old->vb.vb2_buf, VB2_BUF_STATE_DONE);
+	return 0;
+}
+
+static long viacam_unlend(struct viacam_cam *cam, u32 id)
+{
+	struct viacam_buf *buf;
+	unsigned long flags;
+	bool kick = false;
+
+	mutex_lock(&cam->copy_lock);
+	spin_lock_irqsave(&cam->slock, flags);
+	buf = viacam_lend_find(cam, id);
+	if (buf) {
+		viacam_lend_return(cam, buf);
+		kick = cam->held && viacam_buf_cons(buf)->want;
+	}
+	spin_unlock_irqrestore(&cam->slock, flags);
+	mutex_unlock(&cam->copy_lock);
+	if (kick)
+		queue_work(cam->wq, &cam->frame_work);
+	return buf ? 0 : -ESTALE;
+}
+
+/*
+ * VIACAM_IOC_LEND, _DELIVER and _UNLEND on the backend node, before the core's
+ * locking (viacam_out_ioctl): the owner of the streaming backend queue only.
+ */
+long viacam_lend_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
+{
+	struct viacam_cam *cam = video_drvdata(file);
+	struct vb2_queue *q = &cam->out_q;
+	struct viacam_lend l;
+	unsigned long flags;
+	bool active;
+	long ret;
+
+	if (cmd != VIACAM_IOC_LEND) {
+		if (copy_from_user(&l, uarg, sizeof(l)))
+			return -EFAULT;
+		if (memchr_inv(l.reserved, 0, sizeof(l.reserved)))
+			return -EINVAL;
+	}
+	if (mutex_lock_interruptible(q->lock))
+		return -ERESTARTSYS;
+	spin_lock_irqsave(&cam->slock, flags);
+	active = cam->out_active;
+	spin_unlock_irqrestore(&cam->slock, flags);
+	if (READ_ONCE(cam->gone))
+		ret = -ENODEV;
+	else if (!active || q->owner != file->private_data || q->fileio)
+		ret = -EBUSY;
+	else if (cmd == VIACAM_IOC_LEND)
+		ret = viacam_lend(cam, uarg);
+	else if (cmd == VIACAM_IOC_DELIVER)
+		ret = viacam_deliver(cam, &l);
+	else
+		ret = viacam_unlend(cam, l.id);
+	mutex_unlock(q->lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
  * Setup and state queries
  */
 
@@ -1232,6 +1493,7 @@ int viacam_queues_init(struct viacam_cam *cam, unsigned int ncons)
 	mutex_init(&cam->copy_lock);
 	spin_lock_init(&cam->slock);
 	INIT_LIST_HEAD(&cam->out_pending);
+	INIT_LIST_HEAD(&cam->lent);
 	INIT_WORK(&cam->frame_work, viacam_frame_work);
 	INIT_DELAYED_WORK(&cam->repeat_work, viacam_repeat_work);
 	cam->last_in = ktime_get();

@@ -1191,6 +1191,9 @@ static long viacam_out_ioctl(struct file *file, unsigned int cmd, unsigned long 
 {
 	if (cmd == VIACAM_IOC_S_FORMATS || cmd == VIACAM_IOC_S_CTRLS)
 		return viacam_out_declare(file, cmd, (void __user *)arg);
+	/* The zero-copy calls take the backend queue's lock themselves. */
+	if (cmd == VIACAM_IOC_LEND || cmd == VIACAM_IOC_DELIVER || cmd == VIACAM_IOC_UNLEND)
+		return viacam_lend_ioctl(file, cmd, (void __user *)arg);
 	return video_ioctl2(file, cmd, arg);
 }
 

@@ -37,6 +37,8 @@ struct viacam_fmtinfo {
 struct viacam_buf {
 	struct vb2_v4l2_buffer vb;	/* must be first */
 	struct list_head list;
+	u32 lend_id;			/* capture buffers: its id in VIACAM_IOC_LEND */
+	bool lent;			/* on cam->lent (slock) */
 };
 
 static inline struct viacam_buf *to_viacam_buf(struct vb2_buffer *vb)
@@ -89,6 +91,7 @@ struct viacam_consumer {
 	u32 sequence;			/* next capture buffer's sequence number */
 	struct viacam_streamfmt sfmt;	/* format while streaming */
 	u64 frames_out;			/* buffers of this node filled (incl. repeats) */
+	u64 last_ts;			/* newest capture timestamp given (copy_lock) */
 };
 
 struct viacam_cam {
@@ -132,7 +135,6 @@ struct viacam_cam {
 	 * anything else.
 	 */
 	struct mutex copy_lock;
-	u64 last_ts;			/* newest capture timestamp given (copy_lock) */
 	u32 wr_partial;			/* bytes of a frame begun with vb2's write() */
 	u32 wr_len;			/* bytes of the write() under way (out_qlock) */
 	struct v4l2_pix_format fmt;	/* negotiated (capture) format */
@@ -152,6 +154,7 @@ struct viacam_cam {
 	 */
 	spinlock_t slock;
 	struct list_head out_pending;	/* backend frames not yet seen by the worker */
+	struct list_head lent;		/* capture buffers lent to the producer (LEND) */
 	struct viacam_buf *held;	/* newest backend frame, kept by the bridge */
 	bool held_shown;		/* held was copied to a capture buffer */
 	/*
@@ -179,6 +182,7 @@ struct viacam_cam {
 	ktime_t last_in;		/* when the newest real frame arrived */
 	u64 frames_in, frames_out, frames_dropped, frames_repeated;
 	u64 copies;			/* frame copies made by the kernel (all paths) */
+	atomic_t lend_ids;		/* last lend id handed out to a capture buffer */
 
 	/*
 	 * The bridge's own copy of a frame to repeat: the held frame of a backend
@@ -210,6 +214,7 @@ static inline struct viacam_consumer *vdev_to_cons(struct video_device *vdev)
 
 bool viacam_cap_busy(struct viacam_cam *cam);
 int viacam_qbuf(struct file *file, void *fh, struct v4l2_buffer *b);
+long viacam_lend_ioctl(struct file *file, unsigned int cmd, void __user *uarg);
 
 /* viacam-format.c */
 const struct viacam_fmtinfo *viacam_fmtinfo(u32 fourcc);

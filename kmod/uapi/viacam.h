@@ -30,7 +30,7 @@
 #include <linux/videodev2.h>
 
 #define VIACAM_UAPI_VERSION_MAJOR	1
-#define VIACAM_UAPI_VERSION_MINOR	1	/* 1.1: capture_count, capture_nrs */
+#define VIACAM_UAPI_VERSION_MINOR	2	/* 1.1: capture_count, capture_nrs; 1.2: LEND */
 #define VIACAM_UAPI_VERSION \
 	((VIACAM_UAPI_VERSION_MAJOR << 16) | VIACAM_UAPI_VERSION_MINOR)
 
@@ -185,6 +185,37 @@ struct viacam_info {
 };
 
 /* ---------------------------------------------------------------------------
+ * Backend node: zero-copy hand-off (since 1.2)
+ *
+ * The producer writes a frame straight into a consumer's queued capture
+ * buffer (MMAP memory), so the kernel copies nothing for that consumer.
+ * Only the handle that owns the backend queue, while that queue streams, may
+ * use these (else EBUSY).
+ *
+ * VIACAM_IOC_LEND: out: id, fd, length. The bridge takes a queued capture
+ * buffer that fits the stream and hands it to the producer: fd is a new
+ * O_CLOEXEC dma-buf of it (mmap it; the same id is always the same memory, so
+ * a producer may keep one mapping per id and close the fd of an id it knows).
+ * EAGAIN: no capture buffer can be lent now (queue a backend buffer instead).
+ * VIACAM_IOC_DELIVER: in: id, bytesused, timestamp (CLOCK_MONOTONIC ns of the
+ * capture, 0: unknown). The frame goes to the consumer it was lent by (no
+ * copy) and to every other streaming capture node with a buffer waiting (one
+ * copy each). ESTALE: the lend ended meanwhile (its consumer stopped, or the
+ * producer's stream did); the frame is dropped.
+ * VIACAM_IOC_UNLEND: in: id. The buffer goes back unfilled. ESTALE as above.
+ * The bridge does not take the mapping away after DELIVER or UNLEND: a
+ * producer that writes through it later tears a consumer's frame.
+ */
+struct viacam_lend {
+	__u32 id;		/* LEND: out; DELIVER, UNLEND: in */
+	__s32 fd;		/* LEND: out, a new dma-buf fd of the buffer */
+	__u32 length;		/* LEND: out, bytes of the buffer */
+	__u32 bytesused;	/* DELIVER: in, bytes of the frame (0: the format's size) */
+	__u64 timestamp;	/* DELIVER: in, capture time (CLOCK_MONOTONIC ns), 0: unknown */
+	__u32 reserved[4];
+};
+
+/* ---------------------------------------------------------------------------
  * Backend node: events (VIDIOC_SUBSCRIBE_EVENT / VIDIOC_DQEVENT, id 0)
  */
 #define VIACAM_EVENT_BASE		(V4L2_EVENT_PRIVATE_START + 0x5600)
@@ -234,5 +265,8 @@ struct viacam_event_ctrl {
 #define VIACAM_IOC_S_FORMATS	_IOW('V', BASE_VIDIOC_PRIVATE + 16, struct viacam_formats)
 #define VIACAM_IOC_S_CTRLS	_IOW('V', BASE_VIDIOC_PRIVATE + 17, struct viacam_ctrls)
 #define VIACAM_IOC_S_INFO	_IOW('V', BASE_VIDIOC_PRIVATE + 18, struct viacam_info)
+#define VIACAM_IOC_LEND		_IOWR('V', BASE_VIDIOC_PRIVATE + 19, struct viacam_lend)
+#define VIACAM_IOC_DELIVER	_IOW('V', BASE_VIDIOC_PRIVATE + 20, struct viacam_lend)
+#define VIACAM_IOC_UNLEND	_IOW('V', BASE_VIDIOC_PRIVATE + 21, struct viacam_lend)
 
 #endif /* _UAPI_LINUX_VIACAM_H */

@@ -57,6 +57,9 @@
  *       repeats after a direct write() show that frame only (an MMAP consumer, or with
  *       "userptr" a USERPTR one); QUERY's BACKEND_STREAMING ends with the capture stream
  *       or the writer's handle (camera timeout 500 ms)
+ *   vctest lend CAPDEV CAPDEV2 OUTDEV
+ *       the zero-copy hand-off: frames written into lent capture buffers (0 copies for one
+ *       consumer, one per other node), EBUSY/ESTALE/EAGAIN where the uapi says so
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -2720,6 +2723,250 @@ static int cmd_limits(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
+/* ------------------------------------------------------------------------
+ * lend: the zero-copy hand-off (VIACAM_IOC_LEND, _DELIVER, _UNLEND)
+ */
+
+/* The camera's kernel copy counter, from the capture node's sysfs viacam_stats. */
+static long long cam_copies(const char *capdev)
+{
+	char path[256], line[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/video4linux/%s/viacam_stats",
+		 strrchr(capdev, '/') ? strrchr(capdev, '/') + 1 : capdev);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "copies %lld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+struct lend_maps {
+	uint32_t id[64];
+	uint8_t *mem[64];
+	size_t len[64];
+	int n;
+};
+
+/* LEND, and the mapping of its buffer (kept per id: the same id is the same memory). */
+static int lend_one(int outfd, struct lend_maps *m, struct viacam_lend *l, uint8_t **mem)
+{
+	memset(l, 0, sizeof(*l));
+	if (xioctl(outfd, VIACAM_IOC_LEND, l) < 0)
+		return -errno;
+	for (int i = 0; i < m->n; i++) {
+		if (m->id[i] == l->id) {
+			close(l->fd);
+			*mem = m->mem[i];
+			return 0;
+		}
+	}
+	if (m->n == 64)
+		return -ENOSPC;
+	*mem = mmap(NULL, l->length, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd, 0);
+	close(l->fd);
+	if (*mem == MAP_FAILED)
+		return -errno;
+	m->id[m->n] = l->id;
+	m->mem[m->n] = *mem;
+	m->len[m->n++] = l->length;
+	return 0;
+}
+
+static int deliver(int outfd, uint32_t id, uint32_t bytes, uint64_t ts_ns)
+{
+	struct viacam_lend l = { .id = id, .bytesused = bytes, .timestamp = ts_ns };
+
+	return xioctl(outfd, VIACAM_IOC_DELIVER, &l) < 0 ? -errno : 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Each of @n consumers dequeues frame @counter (with timestamp @ts_ns, 0: any) and requeues. */
+static bool lend_got(struct stream **cs, int n, uint32_t counter, uint64_t ts_ns)
+{
+	for (int k = 0; k < n; k++) {
+		struct v4l2_buffer b;
+		uint32_t c = 0;
+		int r = dqbuf_wait(cs[k], &b, 3000);
+		uint64_t got = (uint64_t)b.timestamp.tv_sec * 1000000000ull +
+			       (uint64_t)b.timestamp.tv_usec * 1000ull;
+
+		if (r || check_frame(cs[k]->mem[b.index], b.bytesused, &c) != FRAME_REAL ||
+		    c != counter || (ts_ns && got != ts_ns / 1000 * 1000)) {
+			fail("consumer %d: frame %u: %s, counter %u, timestamp %llu (wanted %llu)", k + 1,
+			     counter, r ? strerror(-r) : "ok", c, (unsigned long long)got,
+			     (unsigned long long)(ts_ns / 1000 * 1000));
+			return false;
+		}
+		qbuf(cs[k], b.index, 0);
+	}
+	return true;
+}
+
+/*
+ * vctest lend CAPDEV CAPDEV2 OUTDEV: a producer that writes each frame into a lent
+ * capture buffer. One consumer: 0 kernel copies; two: one copy per frame (for the other
+ * node); the capture time given with DELIVER on every node; EBUSY for a handle that is not
+ * the streaming owner; ESTALE once the lender stops, or after UNLEND; EAGAIN with nothing
+ * to lend; the producer's STREAMOFF ends its lends.
+ */
+static int cmd_lend(int argc, char **argv)
+{
+	struct stream out, c1, c2, *both[2] = { &c1, &c2 };
+	struct lend_maps maps = { .n = 0 };
+	struct viacam_lend l;
+	uint32_t size, counter = 1;
+	uint8_t *mem;
+	long long k0, k1;
+	int outfd, fd1, fd2, other, r, good;
+
+	if (argc != 4)
+		return 2;
+	outfd = xopen(argv[3], O_RDWR);
+	if (set_out_fmt(outfd, 640, 480, &size) < 0 ||
+	    stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0) {
+		fail("lend: producer setup: %s", strerror(errno));
+		return 1;
+	}
+	r = xioctl(outfd, VIACAM_IOC_LEND, &l) < 0 ? errno : 0;
+	CHECK(r == EBUSY, "LEND before the producer streams: EBUSY (%s)", strerror(r));
+	CHECK(streamon(&out) == 0, "producer streams (MMAP, 2 buffers)");
+	r = xioctl(outfd, VIACAM_IOC_LEND, &l) < 0 ? errno : 0;
+	CHECK(r == EAGAIN, "LEND with no consumer: EAGAIN (%s)", strerror(r));
+	fd1 = fanout_consumer(&c1, argv[1]);
+	CHECK(fd1 >= 0, "consumer 1 streams (MMAP, 2 buffers)");
+	other = xopen(argv[3], O_RDWR);
+	r = xioctl(other, VIACAM_IOC_LEND, &l) < 0 ? errno : 0;
+	CHECK(r == EBUSY, "LEND on another handle of the backend node: EBUSY (%s)", strerror(r));
+	close(other);
+
+	/* One consumer: each frame written into its own buffer, no kernel copy. */
+	k0 = cam_copies(argv[1]);
+	good = 1;
+	for (int n = 0; n < 30 && good; n++, counter++) {
+		uint64_t ts = mono_ns() - 5000000;
+
+		r = lend_one(outfd, &maps, &l, &mem);
+		if (r) {
+			fail("LEND of frame %u: %s", counter, strerror(-r));
+			good = 0;
+			break;
+		}
+		fill_frame(mem, size, counter);
+		r = deliver(outfd, l.id, size, ts);
+		if (r) {
+			fail("DELIVER of frame %u: %s", counter, strerror(-r));
+			good = 0;
+			break;
+		}
+		good = lend_got(both, 1, counter, ts);
+	}
+	k1 = cam_copies(argv[1]);
+	CHECK(good, "one consumer: 30 frames lent, written and delivered, each with its capture time");
+	CHECK(k0 >= 0 && k1 == k0, "...with 0 kernel copies (copies %lld -> %lld)", k0, k1);
+	CHECK(maps.n == 2, "...through 2 mappings, one per capture buffer (%d)", maps.n);
+
+	/* Two consumers: the lender's buffer without a copy, the other node's with one. */
+	fd2 = fanout_consumer(&c2, argv[2]);
+	CHECK(fd2 >= 0, "consumer 2 streams on the second node");
+	k0 = cam_copies(argv[1]);
+	good = 1;
+	for (int n = 0; n < 30 && good; n++, counter++) {
+		uint64_t ts = mono_ns() - 5000000;
+
+		r = lend_one(outfd, &maps, &l, &mem);
+		if (!r) {
+			fill_frame(mem, size, counter);
+			r = deliver(outfd, l.id, size, ts);
+		}
+		if (r) {
+			fail("frame %u: %s", counter, strerror(-r));
+			good = 0;
+			break;
+		}
+		good = lend_got(both, 2, counter, ts);
+	}
+	k1 = cam_copies(argv[1]);
+	CHECK(good, "two consumers: 30 frames, both nodes get each with the same capture time");
+	CHECK(k1 - k0 == 30, "...with one kernel copy per frame, for the second node (%lld)",
+	      k1 - k0);
+
+	/* UNLEND: the buffer goes back unfilled; then the lend is over. */
+	r = lend_one(outfd, &maps, &l, &mem);
+	CHECK(!r && xioctl(outfd, VIACAM_IOC_UNLEND, &l) == 0, "LEND, then UNLEND");
+	r = xioctl(outfd, VIACAM_IOC_UNLEND, &l) < 0 ? errno : 0;
+	CHECK(r == ESTALE, "a second UNLEND: ESTALE (%s)", strerror(r));
+	r = deliver(outfd, l.id, size, 0);
+	CHECK(r == -ESTALE, "DELIVER after UNLEND: ESTALE (%s)", strerror(-r));
+
+	/* The lender stops: its lent buffer comes back to it, and DELIVER says ESTALE. */
+	r = lend_one(outfd, &maps, &l, &mem);
+	CHECK(!r, "LEND (node 1 lends)");
+	CHECK(streamoff(&c1) == 0, "consumer 1 stops while its buffer is lent");
+	fill_frame(mem, size, counter);
+	r = deliver(outfd, l.id, size, 0);
+	CHECK(r == -ESTALE, "DELIVER of that buffer: ESTALE (%s)", strerror(-r));
+	/* Node 2 lends now; node 1 streams again afterwards. */
+	r = lend_one(outfd, &maps, &l, &mem);
+	if (!r) {
+		fill_frame(mem, size, counter);
+		r = deliver(outfd, l.id, size, 0);
+	}
+	CHECK(!r && lend_got(both + 1, 1, counter, 0), "node 2 lends and gets frame %u", counter);
+	counter++;
+	stream_unmap(&c1);
+	close(fd1);
+	fd1 = fanout_consumer(&c1, argv[1]);
+	CHECK(fd1 >= 0, "consumer 1 streams again");
+
+	/* The producer's STREAMOFF ends its lends: the buffer waits for frames again. */
+	r = lend_one(outfd, &maps, &l, &mem);
+	CHECK(!r, "LEND");
+	CHECK(streamoff(&out) == 0, "producer STREAMOFF with a lend out");
+	r = deliver(outfd, l.id, size, 0);
+	CHECK(r == -EBUSY, "DELIVER after the producer's STREAMOFF: EBUSY (%s)", strerror(-r));
+	CHECK(streamon(&out) == 0, "producer streams again");
+	r = xioctl(outfd, VIACAM_IOC_UNLEND, &l) < 0 ? errno : 0;
+	CHECK(r == ESTALE, "the old lend is over: UNLEND says ESTALE (%s)", strerror(r));
+	good = 1;
+	for (int n = 0; n < 10 && good; n++, counter++) {
+		r = lend_one(outfd, &maps, &l, &mem);
+		if (!r) {
+			fill_frame(mem, size, counter);
+			r = deliver(outfd, l.id, size, 0);
+		}
+		good = !r && lend_got(both, 2, counter, 0);
+	}
+	CHECK(good, "after all that, 10 more frames reach both nodes");
+
+	/* Neither consumer has a buffer queued: nothing to lend. */
+	streamoff(&c1);
+	streamoff(&c2);
+	r = xioctl(outfd, VIACAM_IOC_LEND, &l) < 0 ? errno : 0;
+	CHECK(r == EAGAIN, "LEND with no capture buffer queued: EAGAIN (%s)", strerror(r));
+	for (int i = 0; i < maps.n; i++)
+		munmap(maps.mem[i], maps.len[i]);
+	stream_unmap(&c1);
+	stream_unmap(&c2);
+	close(fd1);
+	close(fd2);
+	streamoff(&out);
+	stream_unmap(&out);
+	close(outfd);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2753,8 +3000,10 @@ int main(int argc, char **argv)
 		return cmd_repeats(argc, argv);
 	if (!strcmp(argv[0], "mjpeg-write"))
 		return cmd_mjpeg_write(argc, argv);
+	if (!strcmp(argv[0], "lend"))
+		return cmd_lend(argc, argv);
 usage:
 	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
-			"remove-busy|stress|race|limits|reparm|repeats|mjpeg-write ... (see the top of tests/guest/vctest.c)\n");
+			"remove-busy|stress|race|limits|reparm|repeats|mjpeg-write|lend ... (see the top of tests/guest/vctest.c)\n");
 	return 2;
 }

@@ -35,14 +35,18 @@
 #    end of the queueing made 200 ms long (inject bit 5): QBUF must return the buffer queued,
 #    not DONE (it returned DONE: the frame was copied into it before QBUF had returned;
 #    v4l2-compliance warned "QBUF returned the buffer as DONE" now and then);
+#  - lend: the zero-copy hand-off (VIACAM_IOC_LEND/DELIVER/UNLEND): frames written into lent
+#    capture buffers reach one node with 0 kernel copies and two with one copy per frame, with
+#    the capture time given; EBUSY, EAGAIN and ESTALE (UNLEND, the lender stopping, the
+#    producer's STREAMOFF) where the uapi says so; lockdep/KASAN on the debug kernel;
 #  - fanout: a camera with two capture nodes; one node's consumer stops (STREAMOFF, close())
 #    while the producer's QBUF copies a frame to the other (inject bit 3): the stop returns
 #    after the copy in flight, the other node gets the frame, and both get the next one.
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout uffd uffd-read uffd-declare \
-	slow-stop repeats repeats-userptr; do
+for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout lend uffd uffd-read \
+	uffd-declare slow-stop repeats repeats-userptr; do
 	"$BIN/viacamctl" add --label "race $mode" --timeout 500 --consumers 2 >"$RES/add-$mode.log" ||
 		die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
@@ -50,6 +54,7 @@ for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout uffd uffd
 	args=("$cap" "$out")
 	case $mode in
 	fanout) args=(race fanout "$cap" "$(cam_node capture "$id" 1)" "$out") ;;
+	lend) args=(lend "$cap" "$(cam_node capture "$id" 1)" "$out") ;;
 	uffd | uffd-read | uffd-declare | slow-stop) args=(race "$mode" "${args[@]}" "$id") ;;
 	repeats) args=(repeats "${args[@]}" "$id") ;;
 	repeats-userptr) args=(repeats "${args[@]}" "$id" userptr) ;;
