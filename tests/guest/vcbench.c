@@ -21,7 +21,10 @@
  * OPTIONS:
  *   --prod DEV --cap DEV        producer (OUTPUT) node and capture node (may be the same node)
  *   --size WxH                  YUYV frame size (default 640x480)
- *   --path write|mmap           producer: write() of whole frames, or MMAP buffers + QBUF/DQBUF
+ *   --path write|mmap|lend      producer: write() of whole frames, or MMAP buffers + QBUF/DQBUF,
+ *                               or (viacam) frames written into lent capture buffers
+ *                               (VIACAM_IOC_LEND/DELIVER: no kernel copy), through an MMAP
+ *                               backend buffer when nothing can be lent
  *   --seconds T --rate F --frames N --warmup N
  *   --buffers N                 buffers on each side (default 4)
  *   --stats FILE                viacam_stats sysfs file of the camera: frame and copy counters
@@ -32,6 +35,10 @@
  *                               producer at the top and at the bottom of each frame) differ in
  *                               that copy: torn frames, a producer writing into memory a
  *                               consumer still reads
+ *   --extra DEV                 stream --mode fps: one more consumer, in a thread of its own, on
+ *                               DEV (another capture node of the camera, or for v4l2loopback
+ *                               the same node opened again); repeatable, at most 3. Adds
+ *                               fps_min (the slowest consumer's frames/s) and consumers=N
  *   --ctrl ID                   control for G_CTRL/S_CTRL (default: the first writable integer
  *                               or boolean control of the capture node)
  *   --impl NAME --kernel K --tag KEY=VAL (repeatable): labels copied into every result line
@@ -58,6 +65,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -67,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -78,6 +87,7 @@
 #define RING 8192		/* send timestamps kept, by frame counter */
 #define MAGIC 0x48434e42u	/* "BNCH" */
 #define MAX_TAGS 8
+#define MAX_EXTRA 3
 
 /* ------------------------------------------------------------------------
  * Options, output, errors
@@ -87,14 +97,17 @@ static struct {
 	const char *prod, *cap, *impl, *kernel, *stats, *mode, *load;
 	const char *tags[MAX_TAGS];
 	int ntags;
+	const char *extra[MAX_EXTRA];
+	int nextra;
 	uint32_t w, h;
-	bool path_mmap, declare, torn;
+	bool path_mmap, path_lend, declare, torn;
+	const char *path;		/* "write", "mmap" or "lend" */
 	double seconds, rate;
 	long frames, warmup;
 	unsigned int buffers;
 	uint32_t ctrl_id;
 } opt = {
-	.impl = "?", .kernel = "?", .mode = "fps", .load = "stream", .w = 640, .h = 480,
+	.impl = "?", .kernel = "?", .mode = "fps", .load = "stream", .w = 640, .h = 480, .path = "write",
 	.seconds = 3, .rate = 30, .frames = 150, .warmup = 10, .buffers = 4,
 };
 
@@ -105,8 +118,7 @@ static void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	fprintf(stderr, "vcbench: error: ");
 	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, " [impl=%s size=%ux%u path=%s]\n", opt.impl, opt.w, opt.h,
-		opt.path_mmap ? "mmap" : "write");
+	fprintf(stderr, " [impl=%s size=%ux%u path=%s]\n", opt.impl, opt.w, opt.h, opt.path);
 	va_end(ap);
 	fflush(stdout);
 	_exit(1);
@@ -117,9 +129,11 @@ static void result(const char *metric, const char *fmt, ...)
 	va_list ap;
 
 	printf("result impl=%s kernel=%s size=%ux%u path=%s", opt.impl, opt.kernel, opt.w, opt.h,
-	       opt.path_mmap ? "mmap" : "write");
+	       opt.path);
 	for (int i = 0; i < opt.ntags; i++)
 		printf(" %s", opt.tags[i]);
+	if (opt.nextra)
+		printf(" consumers=%d", opt.nextra + 1);
 	printf(" metric=%s value=", metric);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
@@ -308,6 +322,10 @@ struct side {
 };
 
 static struct side prod, cons;
+/* --extra: more consumers, each in its own thread, counting the new frames they get. */
+static struct side extra[MAX_EXTRA];
+static pthread_t extra_th[MAX_EXTRA];
+static atomic_long extra_got[MAX_EXTRA];
 static uint8_t *wbuf;		/* write(): the frame in user space */
 static uint32_t frame_size;
 static unsigned int prod_next;	/* mmap: buffers never queued yet */
@@ -420,11 +438,86 @@ static void producer_setup(void)
 	}
 }
 
+/* --path lend: one mapping per lent capture buffer, by its id. */
+static struct {
+	uint32_t id[64];
+	uint8_t *mem[64];
+	size_t len[64];
+	int n;
+} lend_maps;
+static long lent_frames, unlent_frames;
+static bool prod_streaming;
+static bool opt_rate_paced;	/* the producer runs paced (latency, ctrl): no waiting for a lend */
+
+static uint8_t *lend_map(const struct viacam_lend *l)
+{
+	for (int i = 0; i < lend_maps.n; i++) {
+		if (lend_maps.id[i] == l->id) {
+			close(l->fd);
+			return lend_maps.mem[i];
+		}
+	}
+	if (lend_maps.n == 64)
+		die("more than 64 lent buffers");
+	lend_maps.mem[lend_maps.n] = mmap(NULL, l->length, PROT_READ | PROT_WRITE, MAP_SHARED,
+					  l->fd, 0);
+	close(l->fd);
+	if (lend_maps.mem[lend_maps.n] == MAP_FAILED)
+		die("mmap of lent buffer %u: %s", l->id, strerror(errno));
+	lend_maps.id[lend_maps.n] = l->id;
+	lend_maps.len[lend_maps.n] = l->length;
+	return lend_maps.mem[lend_maps.n++];
+}
+
+/*
+ * --path lend: write frame @counter's header and trailer straight into a lent capture
+ * buffer and deliver it (no kernel copy). False when nothing can be lent now: the frame then
+ * takes the mmap path.
+ */
+static bool send_lent(uint32_t counter, const struct frame_hdr *h)
+{
+	struct viacam_lend l = { 0 };
+	uint8_t *m;
+
+	if (!prod_streaming)
+		return false;
+	/*
+	 * EAGAIN: every capture buffer is with the consumer. An unpaced producer waits for one
+	 * (yielding the CPU to the consumer), as a paced one would at its next frame, so that the
+	 * unpaced figure is the zero-copy path's; after a while it takes the copy path.
+	 */
+	for (int tries = 0; ioctl(prod.fd, VIACAM_IOC_LEND, &l) < 0; tries++) {
+		if (errno != EAGAIN)
+			die("VIACAM_IOC_LEND: %s", strerror(errno));
+		if (opt_rate_paced || tries == 20000 || atomic_load(&stop_prod))
+			return false;
+		sched_yield();
+	}
+	if (l.length < frame_size)
+		die("lent buffer %u is %u bytes, frame %u", l.id, l.length, frame_size);
+	m = lend_map(&l);
+	memcpy(m, h, sizeof(*h));
+	memcpy(m + frame_size - sizeof(*h), h, sizeof(*h));
+	atomic_store_explicit(&sent_ns[counter % RING], now_ns(), memory_order_relaxed);
+	l.bytesused = frame_size;
+	/* ESTALE: the consumer stopped meanwhile; the frame is gone, as with any drop. */
+	if (ioctl(prod.fd, VIACAM_IOC_DELIVER, &l) < 0 && errno != ESTALE)
+		die("VIACAM_IOC_DELIVER: %s", strerror(errno));
+	lent_frames++;
+	return true;
+}
+
 /* Send frame @counter: header, time stamp right before QBUF/write(). */
 static void send_frame(uint32_t counter)
 {
 	struct frame_hdr h = { .magic = MAGIC, .counter = counter };
 
+	if (opt.path_lend && send_lent(counter, &h)) {
+		atomic_fetch_add(&produced, 1);
+		return;
+	}
+	if (opt.path_lend)
+		unlent_frames++;
 	if (!opt.path_mmap) {
 		size_t done = 0;
 
@@ -459,8 +552,10 @@ static void send_frame(uint32_t counter)
 		atomic_store_explicit(&sent_ns[counter % RING], now_ns(), memory_order_relaxed);
 		if (qbuf(&prod, idx, frame_size) < 0)
 			die("output QBUF: %s", strerror(errno));
-		if (idx == 0 && prod_next == 1)
+		if (idx == 0 && prod_next == 1) {
 			streamon(&prod);
+			prod_streaming = true;
+		}
 	}
 	atomic_fetch_add(&produced, 1);
 }
@@ -473,6 +568,7 @@ static void *producer_main(void *arg)
 	double rate = *(double *)arg;
 	uint64_t period = rate > 0 ? (uint64_t)(1e9 / rate) : 0, next = now_ns();
 
+	opt_rate_paced = period != 0;
 	while (!atomic_load(&stop_prod)) {
 		if (period) {
 			next += period;
@@ -503,6 +599,52 @@ static void consumer_setup(void)
 		if (qbuf(&cons, i, 0) < 0)
 			die("capture QBUF %u: %s", i, strerror(errno));
 	streamon(&cons);
+}
+
+static void extra_setup(struct side *s, const char *dev)
+{
+	s->fd = open_node(dev);
+	/* Polled with a timeout, so that the thread sees the stop flag in time. */
+	if (fcntl(s->fd, F_SETFL, O_NONBLOCK) < 0)
+		die("%s: O_NONBLOCK: %s", dev, strerror(errno));
+	side_mmap(s, s->fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, opt.buffers);
+	for (unsigned int i = 0; i < s->count; i++)
+		if (qbuf(s, i, 0) < 0)
+			die("capture QBUF %u on %s: %s", i, dev, strerror(errno));
+	streamon(s);
+}
+
+/* An extra consumer: DQBUF, note a new frame counter, QBUF, until stop_cons. */
+static void *extra_main(void *arg)
+{
+	int k = (int)(intptr_t)arg;
+	struct side *s = &extra[k];
+	uint32_t last = 0;
+
+	while (!atomic_load(&stop_cons)) {
+		struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+					 .memory = V4L2_MEMORY_MMAP };
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		struct frame_hdr h;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		if (ioctl(s->fd, VIDIOC_DQBUF, &b) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			die("capture DQBUF (extra consumer %d): %s", k + 1, strerror(errno));
+		}
+		if (b.index >= s->count)
+			die("capture DQBUF gave index %u", b.index);
+		memcpy(&h, s->mem[b.index], sizeof(h));
+		if (h.magic == MAGIC && h.counter > last) {
+			last = h.counter;
+			atomic_fetch_add(&extra_got[k], 1);
+		}
+		if (qbuf(s, b.index, 0) < 0)
+			die("capture QBUF (extra consumer %d): %s", k + 1, strerror(errno));
+	}
+	return NULL;
 }
 
 /* One DQBUF + QBUF on the capture side. Returns the frame's counter (0: not ours, e.g. a
@@ -582,10 +724,18 @@ static void open_pair(void)
 	send_frame(next_counter++);
 	cons.fd = open_node(opt.cap);
 	consumer_setup();
+	for (int k = 0; k < opt.nextra; k++)
+		extra_setup(&extra[k], opt.extra[k]);
 }
 
 static void close_pair(void)
 {
+	for (int k = 0; k < opt.nextra; k++) {
+		streamoff(&extra[k]);
+		for (unsigned int i = 0; i < extra[k].count; i++)
+			munmap(extra[k].mem[i], extra[k].len[i]);
+		close(extra[k].fd);
+	}
 	streamoff(&cons);
 	if (opt.path_mmap)
 		streamoff(&prod);
@@ -593,6 +743,9 @@ static void close_pair(void)
 		munmap(cons.mem[i], cons.len[i]);
 	for (unsigned int i = 0; i < prod.count; i++)
 		munmap(prod.mem[i], prod.len[i]);
+	for (int i = 0; i < lend_maps.n; i++)
+		munmap(lend_maps.mem[i], lend_maps.len[i]);
+	lend_maps.n = 0;
 	close(cons.fd);
 	close(prod.fd);
 	free(wbuf);
@@ -611,7 +764,7 @@ static int cmd_stream(void)
 	struct cpu_snap c0, c1;
 	struct stats s0, s1;
 	uint64_t t0 = 0, t1, tdq, window_ns = (uint64_t)(opt.seconds * 1e9);
-	long p0 = 0, last = 0, first_counter = 0;
+	long p0 = 0, last = 0, first_counter = 0, e0[MAX_EXTRA] = { 0 }, e1[MAX_EXTRA] = { 0 };
 	pthread_t th;
 
 	if (strcmp(opt.mode, "fps") && strcmp(opt.mode, "latency"))
@@ -630,6 +783,8 @@ static int cmd_stream(void)
 			die("out of memory");
 	}
 	pthread_create(&th, NULL, producer_main, &rate);
+	for (int k = 0; k < opt.nextra; k++)
+		pthread_create(&extra_th[k], NULL, extra_main, (void *)(intptr_t)k);
 
 	/* Warm-up: the first frames (and any from before STREAMON) are not measured. */
 	for (long n = 0; n < opt.warmup;) {
@@ -644,6 +799,8 @@ static int cmd_stream(void)
 	read_stats(&s0);
 	cpu_snap(&c0);
 	p0 = atomic_load(&produced);
+	for (int k = 0; k < opt.nextra; k++)
+		e0[k] = atomic_load(&extra_got[k]);
 	torn_checked = torn_frames = 0;
 	t0 = now_ns();
 	for (;;) {
@@ -674,8 +831,13 @@ static int cmd_stream(void)
 	read_stats(&s1);
 	long sent = atomic_load(&produced) - p0;
 
+	for (int k = 0; k < opt.nextra; k++)
+		e1[k] = atomic_load(&extra_got[k]);
 	atomic_store(&stop_prod, true);
 	pthread_join(th, NULL);
+	atomic_store(&stop_cons, true);
+	for (int k = 0; k < opt.nextra; k++)
+		pthread_join(extra_th[k], NULL);
 	close_pair();
 
 	double secs = (double)(t1 - t0) / 1e9;
@@ -711,23 +873,42 @@ static int cmd_stream(void)
 	} else {
 		result("fps", "%.1f", (double)got / secs);
 		result("producer_fps", "%.1f", (double)sent / secs);
+		if (opt.nextra) {
+			double min = (double)got / secs;
+
+			for (int k = 0; k < opt.nextra; k++)
+				if ((double)(e1[k] - e0[k]) / secs < min)
+					min = (double)(e1[k] - e0[k]) / secs;
+			result("fps_min", "%.1f", min);
+		}
 		cpu_report(&c0, &c1, got, "_unpaced");
 		if (s0.copies >= 0 && s1.copies >= 0 && s1.out > s0.out)
 			result("copies_per_frame_unpaced", "%.2f",
 			       (double)(s1.copies - s0.copies) / (double)(s1.out - s0.out));
 		else
 			result("copies_per_frame_unpaced", "n/a");
+		/*
+		 * Several consumers: the kernel's copies per frame the first consumer got (all
+		 * consumers' copies counted), comparable with copies_per_frame_unpaced of a
+		 * single consumer.
+		 */
+		if (opt.nextra && s0.copies >= 0 && s1.copies >= 0 && got)
+			result("copies_per_first_frame", "%.2f",
+			       (double)(s1.copies - s0.copies) / (double)got);
 	}
 	if (s0.in >= 0)
 		printf("info: impl=%s size=%ux%u path=%s mode=%s kernel counters: in=%lld out=%lld "
 		       "dropped=%lld repeated=%lld copies=%lld\n", opt.impl, opt.w, opt.h,
-		       opt.path_mmap ? "mmap" : "write", opt.mode, s1.in - s0.in, s1.out - s0.out,
+		       opt.path, opt.mode, s1.in - s0.in, s1.out - s0.out,
 		       s1.dropped - s0.dropped, s1.repeated - s0.repeated,
 		       s1.copies >= 0 ? s1.copies - s0.copies : -1);
 	printf("info: impl=%s size=%ux%u path=%s mode=%s frames=%ld repeats=%ld foreign=%ld "
-	       "sent=%ld seconds=%.2f\n", opt.impl, opt.w, opt.h, opt.path_mmap ? "mmap" : "write",
+	       "sent=%ld seconds=%.2f\n", opt.impl, opt.w, opt.h, opt.path,
 	       opt.mode, got, repeats, foreign, sent, secs);
 	free(lat);
+	if (opt.path_lend)
+		printf("info: impl=%s size=%ux%u path=lend frames lent %ld, through backend buffers %ld\n",
+		       opt.impl, opt.w, opt.h, lent_frames, unlent_frames);
 	if (!got)
 		die("the consumer received no frames");
 	return 0;
@@ -907,10 +1088,10 @@ static int cmd_ctrl(void)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: vcbench stream|ctrl|idle --prod DEV --cap DEV [--size WxH] [--path write|mmap]\n"
+		"usage: vcbench stream|ctrl|idle --prod DEV --cap DEV [--size WxH] [--path write|mmap|lend]\n"
 		"         [--mode fps|latency] [--load stream|blocked] [--seconds T] [--rate F]\n"
 		"         [--frames N] [--warmup N] [--buffers N] [--stats FILE] [--declare]\n"
-		"         [--ctrl ID] [--impl NAME] [--kernel K] [--tag KEY=VAL]...\n");
+		"         [--ctrl ID] [--extra DEV]... [--impl NAME] [--kernel K] [--tag KEY=VAL]...\n");
 	exit(2);
 }
 
@@ -944,9 +1125,12 @@ int main(int argc, char **argv)
 			if (sscanf(v, "%ux%u", &opt.w, &opt.h) != 2 || !opt.w || !opt.h)
 				usage();
 		} else if (ARG("--path")) {
-			if (strcmp(v, "write") && strcmp(v, "mmap"))
+			if (strcmp(v, "write") && strcmp(v, "mmap") && strcmp(v, "lend"))
 				usage();
-			opt.path_mmap = !strcmp(v, "mmap");
+			opt.path = v;
+			/* lend: MMAP backend buffers too, for frames when nothing can be lent */
+			opt.path_lend = !strcmp(v, "lend");
+			opt.path_mmap = opt.path_lend || !strcmp(v, "mmap");
 		} else if (ARG("--seconds"))
 			opt.seconds = atof(v);
 		else if (ARG("--rate"))
@@ -957,7 +1141,11 @@ int main(int argc, char **argv)
 			opt.warmup = atol(v);
 		else if (ARG("--buffers"))
 			opt.buffers = (unsigned int)atoi(v);
-		else if (ARG("--ctrl"))
+		else if (ARG("--extra")) {
+			if (opt.nextra == MAX_EXTRA)
+				usage();
+			opt.extra[opt.nextra++] = v;
+		} else if (ARG("--ctrl"))
 			opt.ctrl_id = (uint32_t)strtoul(v, NULL, 0);
 		else if (ARG("--tag")) {
 			if (opt.ntags == MAX_TAGS || !strchr(v, '='))

@@ -3,14 +3,17 @@
 #
 # Loads viacam (one camera) and the peer, Debian's v4l2loopback built for this kernel
 # (build/bench/kmod/<kver>/v4l2loopback.ko), and drives both with the same program,
-# build/host/vcbench: per size and producer path, the unpaced throughput, then latency (and
+# build/host/vcbench: per size and producer path (write, mmap, and viacam's zero-copy
+# lend), the unpaced throughput, then latency (and
 # CPU and copies per frame) paced at 30 and 60 fps, and the torn frames a consumer that copies
 # each frame out sees under an unpaced producer, viacam and v4l2loopback one after the
-# other. Then the control-ioctl latency on viacam's capture node with queue_lock=0 and =1
-# (and on v4l2loopback's node for reference). Every result line goes to
+# other. Then several consumers of one stream (2 and 4: viacam's capture nodes of one camera,
+# v4l2loopback's one node opened by each), unpaced, at BENCH_CONSUMERS_SIZE. Then the
+# control-ioctl latency on viacam's capture node with queue_lock=0 and =1 (and on
+# v4l2loopback's node for reference). Every result line goes to
 # $VIACAM_RESULTS/results.txt; "meta" lines describe the run.
 # Knobs: $VIACAM_RESULTS/bench.conf (written by run.sh): BENCH_SIZES, BENCH_FPS_SECONDS,
-# BENCH_LAT30_FRAMES, BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS.
+# BENCH_LAT30_FRAMES, BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS, BENCH_CONSUMERS_SIZE.
 set -uo pipefail
 src=${VIACAM_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 out=${VIACAM_RESULTS:-/tmp}
@@ -18,6 +21,7 @@ build=${VIACAM_BUILD:-$src/build}
 kver=$(uname -r)
 BENCH_SIZES="640x480 1280x720 1920x1080"
 BENCH_FPS_SECONDS=4 BENCH_LAT30_FRAMES=150 BENCH_LAT60_FRAMES=300 BENCH_CTRL_SECONDS=4
+BENCH_CONSUMERS_SIZE=640x480
 # shellcheck disable=SC1091
 [ -f "$out/bench.conf" ] && . "$out/bench.conf"
 vcbench=$build/host/vcbench
@@ -47,14 +51,20 @@ run() {
 	rm -f "$log"
 }
 
-# The viacam camera's nodes, by their sysfs role.
+# The viacam camera's nodes, by their sysfs role: vc_cap (capture node 1), vc_extra (the
+# other capture nodes, where the module knows consumers=), vc_out.
 viacam_nodes() {
-	vc_cap="" vc_out="" vc_stats=""
+	vc_cap="" vc_out="" vc_stats="" vc_extra=()
 	local d
 	for d in /sys/class/video4linux/video*; do
 		[ -f "$d/viacam_role" ] || continue
 		case "$(cat "$d/viacam_role")" in
-		capture) vc_cap=/dev/$(basename "$d") vc_stats=$d/viacam_stats ;;
+		capture)
+			if [ "$(cat "$d/viacam_index" 2>/dev/null || echo 0)" = 0 ]; then
+				vc_cap=/dev/$(basename "$d") vc_stats=$d/viacam_stats
+			else
+				vc_extra+=("/dev/$(basename "$d")")
+			fi ;;
 		backend) vc_out=/dev/$(basename "$d") ;;
 		esac
 	done
@@ -65,7 +75,11 @@ load_viacam() {
 	rmmod viacam 2>/dev/null
 	# A 60 s timeout: no repeated frames while a consumer waits on purpose (ctrl --load
 	# blocked) or a slow guest stalls the producer; the bench measures real frames only.
-	modprobe viacam devices=1 timeout_ms=60000 "$@" || return 1
+	# Four capture nodes where the module has them (the consumers runs use the other three;
+	# idle nodes change nothing for the others).
+	local more=()
+	modinfo -p viacam 2>/dev/null | grep -q '^consumers:' && more=(consumers=4)
+	modprobe viacam devices=1 timeout_ms=60000 "${more[@]}" "$@" || return 1
 	for _ in $(seq 50); do viacam_nodes && [ -e "$vc_cap" ] && [ -e "$vc_out" ] && return 0; sleep 0.1; done
 	return 1
 }
@@ -108,8 +122,10 @@ run "idle" idle --prod none --cap none --impl idle --seconds 3
 
 # Streaming figures: per size and path, viacam and the peer side by side.
 for size in $BENCH_SIZES; do
-	for path in write mmap; do
+	for path in write mmap lend; do
 		for impl in viacam v4l2loopback; do
+			# lend: viacam's zero-copy path (VIACAM_IOC_LEND); v4l2loopback has none
+			[ $path = lend ] && [ $impl != viacam ] && continue
 			if [ $impl = viacam ]; then
 				args=(--impl viacam --prod "$vc_out" --cap "$vc_cap" --stats "$vc_stats")
 			else
@@ -127,6 +143,29 @@ for size in $BENCH_SIZES; do
 			# torn frames: an unpaced producer, a consumer that copies each frame out
 			run "$impl $size $path torn" stream "${args[@]}" --mode fps --torn \
 				--seconds "$BENCH_FPS_SECONDS"
+		done
+	done
+done
+
+# Several consumers of one stream: 2 and 4, unpaced, both producer paths, viacam and the peer.
+meta "consumers_size=$BENCH_CONSUMERS_SIZE"
+for n in 2 4; do
+	for path in write mmap lend; do
+		for impl in viacam v4l2loopback; do
+			[ $path = lend ] && [ $impl != viacam ] && continue
+			extra=()
+			if [ $impl = viacam ]; then
+				[ "${#vc_extra[@]}" -ge $((n - 1)) ] || { say "viacam has no $n capture nodes"; continue; }
+				for ((k = 0; k < n - 1; k++)); do extra+=(--extra "${vc_extra[$k]}"); done
+				args=(--impl viacam --prod "$vc_out" --cap "$vc_cap" --stats "$vc_stats")
+			else
+				[ -n "$lb" ] || continue
+				for ((k = 0; k < n - 1; k++)); do extra+=(--extra "$lb"); done
+				args=(--impl v4l2loopback --prod "$lb" --cap "$lb")
+			fi
+			say "$impl $BENCH_CONSUMERS_SIZE $path, $n consumers"
+			run "$impl $path $n consumers" stream "${args[@]}" "${extra[@]}" \
+				--size "$BENCH_CONSUMERS_SIZE" --path "$path" --mode fps --seconds "$BENCH_FPS_SECONDS"
 		done
 	done
 done

@@ -42,7 +42,7 @@ FNR == 1 { if (!(series in seen)) { seen[series] = 1; ser[++nser] = series } }
 		p = index($i, "=")
 		if (p) f[substr($i, 1, p - 1)] = substr($i, p + 1)
 	}
-	ctx = ("queue_lock" in f) ? f["queue_lock"] "/" f["load"] : ""
+	ctx = ("queue_lock" in f) ? f["queue_lock"] "/" f["load"] : (("consumers" in f) ? "c" f["consumers"] : "")
 	val[series SUBSEP f["impl"] SUBSEP f["size"] SUBSEP f["path"] SUBSEP ctx SUBSEP f["metric"]] = f["value"]
 	if (f["impl"] == "idle") { meta[series, "idle_cpu_us_per_s"] = f["value"]; next }
 	if (!((series, f["size"]) in hasSize) && ctx == "") {
@@ -97,23 +97,26 @@ END {
 			"delivered frame)\n\n"
 		printf "| size | producer | fps viacam | fps v4l2loopback | ratio | ≥ 1.0× | CPU µs/frame viacam | v4l2loopback | ratio | ≤ 1.0× | copies viacam | copies v4l2loopback | write() ≤ 1 |\n"
 		printf "|---|---|--:|--:|--:|---|--:|--:|--:|---|--:|--:|---|\n"
-		for (i = 1; i <= n; i++) for (pi = 1; pi <= 2; pi++) {
-			size = sz[i]; path = pi == 1 ? "write" : "mmap"
+		for (i = 1; i <= n; i++) for (pi = 1; pi <= 3; pi++) {
+			size = sz[i]; path = pi == 1 ? "write" : (pi == 2 ? "mmap" : "lend")
+			# viacam's zero-copy path is measured against v4l2loopback's mmap path
+			ppath = path == "lend" ? "mmap" : path
+			if (path == "lend" && get(s, "viacam", size, path, "", "fps") == "") continue
 			fv = get(s, "viacam", size, path, "", "fps")
-			fl = get(s, "v4l2loopback", size, path, "", "fps")
+			fl = get(s, "v4l2loopback", size, ppath, "", "fps")
 			cv = get(s, "viacam", size, path, "", "cpu_us_per_frame_30")
-			cl = get(s, "v4l2loopback", size, path, "", "cpu_us_per_frame_30")
+			cl = get(s, "v4l2loopback", size, ppath, "", "cpu_us_per_frame_30")
 			kv = get(s, "viacam", size, path, "", "copies_per_frame_30")
 			kl = peer == "" ? "—" : (path == "write" ? "1 (source)" : "0 (source)")
 			cverd = path == "write" ? verdict(num(kv) && kv <= 1.001, num(kv)) : ""
 			if (path == "write" && !num(kv)) cverd = "n/a"
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				size, path, fps(fv), fps(fl), ratio(fv, fl),
+				size, path == "lend" ? "lend (vs mmap)" : path, fps(fv), fps(fl), ratio(fv, fl),
 				verdict(num(fv) && num(fl) && fv >= fl, num(fv) && num(fl)),
 				us(cv), us(cl), ratio(cv, cl),
 				verdict(num(cv) && num(cl) && cv <= cl, num(cv) && num(cl)),
 				num(kv) ? sprintf("%.2f", kv) : (kv == "" ? "—" : kv), kl, cverd
-			if (plotdata != "")
+			if (plotdata != "" && path != "lend")
 				printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, size " " path,
 					(num(fv) && num(fl) && fl > 0) ? fv / fl : "NaN",
 					num(get(s, "viacam", size, path, "", "lat30_p99_us")) ? get(s, "viacam", size, path, "", "lat30_p99_us") / 1000 : "NaN",
@@ -130,15 +133,46 @@ END {
 			meta[s, "fps_seconds"]
 		printf "| size | producer | torn viacam | torn v4l2loopback | 0 torn |\n"
 		printf "|---|---|--:|--:|---|\n"
-		for (ti = 1; ti <= 2 * n; ti++) {	# not k: the loop over the series
-			size = sz[int((ti + 1) / 2)]; path = ti % 2 ? "write" : "mmap"
+		for (ti = 1; ti <= 3 * n; ti++) {	# not k: the loop over the series
+			size = sz[int((ti + 2) / 3)]; path = ti % 3 == 1 ? "write" : (ti % 3 == 2 ? "mmap" : "lend")
 			tv = get(s, "viacam", size, path, "", "torn_frames")
 			nv = get(s, "viacam", size, path, "", "torn_checked")
-			printf "| %s | %s | %s | %s | %s |\n", size, path, torn_cell(s, "viacam", size, path),
-				torn_cell(s, "v4l2loopback", size, path),
+			if (path == "lend" && tv == "") continue
+			printf "| %s | %s | %s | %s | %s |\n", size, path == "lend" ? "lend (vs mmap)" : path,
+				torn_cell(s, "viacam", size, path),
+				torn_cell(s, "v4l2loopback", size, path == "lend" ? "mmap" : path),
 				verdict(num(tv) && tv == 0, num(tv) && num(nv) && nv > 0)
 		}
 		printf "\n"
+
+		# Table 1c: several consumers of one stream.
+		csz = meta[s, "consumers_size"]
+		if (csz != "") {
+			printf "**Several consumers of one stream** (%s YUYV, unpaced producer, %s s per run; " \
+				"viacam: that many capture nodes of one camera; v4l2loopback: its one node opened " \
+				"by each consumer, which share its buffers; fps = the first consumer's frames/s, " \
+				"slowest = the slowest consumer's; CPU = busy time of all CPUs per frame of the " \
+				"first consumer, so the cost of the extra consumers is in it; copies = viacam's " \
+				"kernel copies per frame the first consumer got, all consumers' copies counted)\n\n", csz, meta[s, "fps_seconds"]
+			printf "| producer | consumers | fps viacam | slowest | v4l2loopback | slowest | CPU µs/frame viacam | v4l2loopback | copies viacam |\n"
+			printf "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+			for (pi = 1; pi <= 3; pi++) for (ci = 1; ci <= 3; ci++) {
+				path = pi == 1 ? "write" : (pi == 2 ? "mmap" : "lend"); nc = ci == 1 ? 1 : (ci == 2 ? 2 : 4)
+				if (path == "lend" && get(s, "viacam", csz, path, nc == 1 ? "" : "c" nc, "fps") == "") continue
+				cx = nc == 1 ? "" : "c" nc
+				fv = get(s, "viacam", csz, path, cx, "fps")
+				ppath = path == "lend" ? "mmap" : path
+				fl = get(s, "v4l2loopback", csz, ppath, cx, "fps")
+				mv = nc == 1 ? fv : get(s, "viacam", csz, path, cx, "fps_min")
+				ml = nc == 1 ? fl : get(s, "v4l2loopback", csz, ppath, cx, "fps_min")
+				kv = get(s, "viacam", csz, path, cx, nc == 1 ? "copies_per_frame_unpaced" : "copies_per_first_frame")
+				printf "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", path == "lend" ? "lend (vs mmap)" : path, nc, fps(fv), fps(mv),
+					fps(fl), fps(ml), us(get(s, "viacam", csz, path, cx, "cpu_us_per_frame_unpaced")),
+					us(get(s, "v4l2loopback", csz, ppath, cx, "cpu_us_per_frame_unpaced")),
+					num(kv) ? sprintf("%.2f", kv) : (kv == "" ? "—" : kv)
+			}
+			printf "\n"
+		}
 
 		# Table 2: latency.
 		printf "**Latency** from the producer's QBUF/write() to the consumer's DQBUF, ms " \
@@ -146,14 +180,16 @@ END {
 			meta[s, "lat30_frames"], meta[s, "lat60_frames"]
 		printf "| size | producer | 30 fps p50 viacam | v4l2loopback | p99 viacam | v4l2loopback | p99 ≤ peer | 60 fps p50 viacam | v4l2loopback | p99 viacam | v4l2loopback | p99 ≤ peer |\n"
 		printf "|---|---|--:|--:|--:|--:|---|--:|--:|--:|--:|---|\n"
-		for (i = 1; i <= n; i++) for (pi = 1; pi <= 2; pi++) {
-			size = sz[i]; path = pi == 1 ? "write" : "mmap"
-			line = "| " size " | " path
+		for (i = 1; i <= n; i++) for (pi = 1; pi <= 3; pi++) {
+			size = sz[i]; path = pi == 1 ? "write" : (pi == 2 ? "mmap" : "lend")
+			ppath = path == "lend" ? "mmap" : path
+			if (path == "lend" && get(s, "viacam", size, path, "", "lat30_p50_us") == "") continue
+			line = "| " size " | " (path == "lend" ? "lend (vs mmap)" : path)
 			for (r = 30; r <= 60; r += 30) {
 				a = get(s, "viacam", size, path, "", "lat" r "_p50_us")
-				b = get(s, "v4l2loopback", size, path, "", "lat" r "_p50_us")
+				b = get(s, "v4l2loopback", size, ppath, "", "lat" r "_p50_us")
 				c = get(s, "viacam", size, path, "", "lat" r "_p99_us")
-				d = get(s, "v4l2loopback", size, path, "", "lat" r "_p99_us")
+				d = get(s, "v4l2loopback", size, ppath, "", "lat" r "_p99_us")
 				line = line " | " ms(a) " | " ms(b) " | " ms(c) " | " ms(d) " | " \
 					verdict(num(c) && num(d) && c <= d, num(c) && num(d))
 			}
@@ -200,17 +236,20 @@ END {
 
 		# What this kernel's figures say, in numbers.
 		printf "In short (Linux %s):\n\n", s
-		for (pi = 1; pi <= 2; pi++) {
-			path = pi == 1 ? "write" : "mmap"; lo = hi = ""
+		for (pi = 1; pi <= 3; pi++) {
+			path = pi == 1 ? "write" : (pi == 2 ? "mmap" : "lend"); lo = hi = ""
 			for (i = 1; i <= n; i++) {
 				fv = get(s, "viacam", sz[i], path, "", "fps")
-				fl = get(s, "v4l2loopback", sz[i], path, "", "fps")
+				fl = get(s, "v4l2loopback", sz[i], path == "lend" ? "mmap" : path, "", "fps")
 				if (!num(fv) || !num(fl) || fl <= 0) continue
 				r = fv / fl
 				if (lo == "" || r < lo) lo = r
 				if (hi == "" || r > hi) hi = r
 			}
-			if (lo != "")
+			if (lo != "" && path == "lend")
+				printf "- Unpaced throughput of viacam's zero-copy path (frames written into lent " \
+					"capture buffers): %.2f× to %.2f× of v4l2loopback's mmap path.\n", lo, hi
+			else if (lo != "")
 				printf "- Unpaced throughput with %s producer: viacam reaches %.2f× to %.2f× of " \
 					"v4l2loopback's frames/s.\n", (path == "write" ? "a write()" : "an mmap"), lo, hi
 		}

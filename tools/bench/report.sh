@@ -80,8 +80,22 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
   2026-12-03, about 255 frames/s at every size in the run of 2026-12-07 03:01Z, and 255 to
   1,640 frames/s in reruns of the same vcbench binary right after, so the mmap ratios say
   little. viacam gives each side its own vb2 queue (ownership is clear, DMABUF/USERPTR on both
-  sides, v4l2-compliance clean) and copies each frame once (copies = 1.00); a zero-copy
-  hand-off (capture buffers lent to the producer, docs/architecture.md) is designed, not built.
+  sides, v4l2-compliance clean) and copies each frame once (copies = 1.00) on its mmap path.
+  Its **lend** path is the zero-copy one: the producer asks for a queued capture buffer
+  (\`VIACAM_IOC_LEND\`, a dma-buf it maps once per buffer), writes the frame into it and hands
+  it over (\`VIACAM_IOC_DELIVER\`): 0 copies, and no tearing, because the consumer gets the
+  buffer only after the producer is done with it. The "lend (vs mmap)" rows compare it with
+  v4l2loopback's mmap path. An unpaced lend producer waits (yielding the CPU) while every
+  capture buffer is with the consumer, and falls back to an MMAP backend buffer after 20,000
+  tries; a paced one falls back at once.
+- **Several consumers** (the table after the torn frames): viacam gives each consumer a
+  capture node of its own (\`consumers = N\`), with its own vb2 queue, and copies each frame
+  into every streaming node's buffer: N copies per frame on the mmap path, N + 1 on the write()
+  path when the frame takes vb2's write() emulation (the direct write() needs exactly one node
+  streaming). v4l2loopback 0.12.7 lets up to 10 openers read its one node: they share its
+  buffers, so it copies nothing per extra reader, and a reader that falls behind reads a buffer
+  the producer is overwriting. The CPU column is per frame of the first consumer, so it holds
+  the cost of the extra consumers: the difference between rows is what each one costs.
 - **The locking table** answers the 2010 question with numbers: a control ioctl on the capture
   node must take the lock that serializes that node, the camera's mutex. The backend queue
   always has a lock of its own. With \`queue_lock=0\` the camera's mutex is also the capture

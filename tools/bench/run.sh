@@ -5,7 +5,7 @@
 # Usage: tools/bench/run.sh      (make bench builds what it needs first)
 # Knobs: BENCH_KERNELS (default "6.1 6.12"), BENCH_TIMEOUT (guest wall limit per kernel, 900 s),
 # and the run lengths passed to the guest: BENCH_SIZES, BENCH_FPS_SECONDS, BENCH_LAT30_FRAMES,
-# BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS (defaults in tools/bench/bench-job.sh).
+# BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS, BENCH_CONSUMERS_SIZE (defaults in tools/bench/bench-job.sh).
 # Results: build/bench/<series>/ (results.txt, output.log, console.log, dmesg.log).
 # Exit status: 0 when every guest run and every measurement in it succeeded.
 set -euo pipefail
@@ -18,7 +18,8 @@ for s in $kernels; do
 	out=$src/build/bench/$s
 	rm -rf "$out"
 	mkdir -p "$out"
-	for v in BENCH_SIZES BENCH_FPS_SECONDS BENCH_LAT30_FRAMES BENCH_LAT60_FRAMES BENCH_CTRL_SECONDS; do
+	for v in BENCH_SIZES BENCH_FPS_SECONDS BENCH_LAT30_FRAMES BENCH_LAT60_FRAMES BENCH_CTRL_SECONDS \
+		BENCH_CONSUMERS_SIZE; do
 		[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}"
 	done >"$out/bench.conf"
 	echo "bench: Linux $s: one guest run with viacam and v4l2loopback (a few minutes under TCG)"
