@@ -101,7 +101,12 @@ struct vc_error {
 int vc_err(struct vc_error *err, int line, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* A buffer to fill: exactly one frame of @mode, with the bridge's line layout. */
+/*
+ * A buffer to fill: exactly one frame of @mode, with the bridge's line layout. @data is, where
+ * the bridge can lend one, a consumer's own capture buffer (VIACAM_IOC_LEND: what is written
+ * there is what the application gets, with no copy), else one of the session's backend
+ * buffers or its conversion scratch buffer. Valid only during the produce() call.
+ */
 struct vc_frame {
 	uint8_t *data;
 	size_t size;		/* bytes available = the mode's frame size */

@@ -73,10 +73,11 @@
  * A write() of one whole raw frame while exactly one node streams and has a
  * buffer waiting skips the backend queue: it is copied from user space
  * straight into that buffer (one copy; vb2's write() emulation plus the
- * hand-off would make two), if its pages are present. That buffer is then
- * the source for that node's repeats (src_buf) once it is queued again, if
- * its memory is MMAP memory; of a USERPTR or DMABUF buffer, whose memory the
- * consumer may change, the bridge keeps its own copy (last_frame) at once.
+ * hand-off would make two), if its pages are present. That buffer, or a
+ * lent one after DELIVER, then holds the only copy of the newest frame
+ * (src_buf, MMAP memory): the first repeat copies it to last_frame, whether
+ * the consumer holds it or not. Of a USERPTR or DMABUF buffer, whose memory
+ * the consumer may change, the bridge keeps its own copy (last_frame) at once.
  */
 #include <linux/delay.h>
 #include <linux/dma-buf.h>
@@ -464,17 +465,16 @@ static void viacam_frame_work(struct work_struct *work)
 /*
  * One repeat for @cons (copy_lock held): its oldest waiting buffer gets the
  * best frame there is. The source is, in order: the held frame if it fits;
- * the buffer a direct write() filled (src_buf), once it is this node's again;
- * last_frame if it fits; else a neutral frame (none exists for a compressed
+ * last_frame if it fits (where viacam_repeat_work put a frame that only a
+ * capture buffer held); else a neutral frame (none exists for a compressed
  * format: the buffer waits).
  */
 static void viacam_repeat_one(struct viacam_cam *cam, struct viacam_consumer *cons)
 {
-	struct viacam_streamfmt sfmt;
 	struct viacam_buf *cap;
 	const void *src = NULL;
 	unsigned long flags;
-	bool keep = false, wait = false;
+	bool wait = false;
 	u32 len;
 
 	spin_lock_irqsave(&cam->slock, flags);
@@ -488,22 +488,6 @@ static void viacam_repeat_one(struct viacam_cam *cam, struct viacam_consumer *co
 	    viacam_src_len(cam->held, &cons->sfmt)) {
 		src = vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0);
 		len = viacam_src_len(cam->held, &cons->sfmt);
-	} else if (cam->src_buf && cam->src_cons == cons &&
-		   (cam->src_ready || cap == cam->src_buf)) {
-		/*
-		 * A direct write's frame, in a buffer that is ours again: keep a
-		 * copy (last_frame) before the buffer goes back to the consumer,
-		 * so later repeats do not depend on it.
-		 */
-		src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
-		keep = true;
-		cam->src_buf = NULL;
-		cam->src_cons = NULL;
-		cam->src_ready = false;
-		cam->last_valid = false;
-	} else if (cam->src_buf && cam->src_cons == cons) {
-		/* The consumer holds the newest frame: not an older one. */
-		wait = true;
 	} else if (cam->last_valid && viacam_sfmt_fits(&cam->last_sfmt, &cons->sfmt)) {
 		src = cam->last_frame;
 		len = cam->last_len;
@@ -515,11 +499,8 @@ static void viacam_repeat_one(struct viacam_cam *cam, struct viacam_consumer *co
 		viacam_untake_cap(cons, cap);
 		cap = NULL;
 	}
-	sfmt = cons->sfmt;
 	spin_unlock_irqrestore(&cam->slock, flags);
 
-	if (keep)
-		viacam_keep_frame(cam, src, len, &sfmt);
 	if (cap)
 		viacam_cap_complete(cam, cap, src, len, 0, true);
 }
@@ -534,8 +515,11 @@ static void viacam_repeat_work(struct work_struct *work)
 					      repeat_work);
 	unsigned long flags, delay;
 	ktime_t now = ktime_get(), due;
+	struct viacam_streamfmt sfmt;
+	const void *src = NULL;
 	s64 interval_us;
 	unsigned int i;
+	u32 len = 0;
 
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
@@ -554,10 +538,27 @@ static void viacam_repeat_work(struct work_struct *work)
 	}
 	cam->repeating = true;
 	cam->wr_direct = false;
+	/*
+	 * The newest frame exists only in a capture buffer (a direct write()'s or
+	 * a lent one's, src_buf): keep a copy of it (last_frame) to repeat, on
+	 * every node. Its consumer may hold that buffer; its memory stays ours to
+	 * read (MMAP, freed only after its node's stop, which waits for
+	 * copy_lock), and reading it does not disturb the consumer.
+	 */
+	if (cam->src_buf) {
+		src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
+		len = cam->src_len;
+		sfmt = cam->src_cons->sfmt;
+		cam->src_buf = NULL;
+		cam->src_cons = NULL;
+		cam->last_valid = false;
+	}
 	interval_us = div_u64((u64)cam->cap_interval_num * USEC_PER_SEC,
 			      max_t(u32, cam->cap_interval_den, 1));
 	spin_unlock_irqrestore(&cam->slock, flags);
 
+	if (src)
+		viacam_keep_frame(cam, src, len, &sfmt);
 	for (i = 0; i < cam->ncons; i++)
 		viacam_repeat_one(cam, &cam->cons[i]);
 	mutex_unlock(&cam->copy_lock);
@@ -695,9 +696,6 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 		return;
 	}
 	list_add_tail(&buf->list, &cons->queued);
-	/* The direct write's frame is in it, ours again (src_buf is MMAP only). */
-	if (buf == cam->src_buf)
-		cam->src_ready = true;
 	kick = cons->active && cam->held && cons->want;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (kick)
@@ -728,8 +726,6 @@ int viacam_qbuf(struct file *file, void *fh, struct v4l2_buffer *b)
 	cons->in_qbuf = false;
 	list_for_each_entry_safe(buf, tmp, &cons->staged, list) {
 		list_move_tail(&buf->list, &cons->queued);
-		if (buf == cam->src_buf)
-			cam->src_ready = true;
 		kick = true;
 	}
 	kick = kick && cons->active && cam->held && cons->want;
@@ -793,6 +789,7 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	struct viacam_buf *src = NULL, *buf, *tmp;
 	unsigned long flags;
 	LIST_HEAD(queued);
+	u32 src_len = 0;
 	bool last;
 
 	viacam_cb_lock(cam, q);
@@ -809,10 +806,10 @@ static void cap_stop_streaming(struct vb2_queue *q)
 		list_move_tail(&buf->list, &queued);
 	}
 	if (cam->src_cons == cons) {
-		src = cam->src_ready ? cam->src_buf : NULL;
+		src = cam->src_buf;	/* its memory lives until after this stop */
+		src_len = cam->src_len;
 		cam->src_buf = NULL;
 		cam->src_cons = NULL;
-		cam->src_ready = false;
 	}
 	last = !--cam->nactive;
 	/* No capture buffer waits now: a write() goes through vb2's queue. */
@@ -828,8 +825,7 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	mutex_unlock(&cam->copy_lock);
 	/* A direct write's frame is still needed to repeat it in a later stream. */
 	if (src)
-		viacam_save_last(cam, vb2_plane_vaddr(&src->vb.vb2_buf, 0), cons->sfmt.sizeimage,
-				 &cons->sfmt);
+		viacam_save_last(cam, vb2_plane_vaddr(&src->vb.vb2_buf, 0), src_len, &cons->sfmt);
 	viacam_return_list(&queued, VB2_BUF_STATE_ERROR);
 
 	if (last)
@@ -1109,7 +1105,7 @@ static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
 	/* The repeat source, unless the stream stopped (which cleared it). */
 	cam->src_buf = cons->active && own ? cap : NULL;
 	cam->src_cons = cam->src_buf ? cons : NULL;
-	cam->src_ready = false;
+	cam->src_len = count;
 	if (!own)
 		cam->last_valid = false;
 	sfmt = cons->sfmt;
@@ -1377,7 +1373,7 @@ static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l)
 	/* The lent buffer is the frame's only copy: the repeat source, as for a direct write. */
 	cam->src_buf = buf;
 	cam->src_cons = cons;
-	cam->src_ready = false;
+	cam->src_len = len;
 	spin_unlock_irqrestore(&cam->slock, flags);
 
 	/* The other nodes first: once the lender's buffer is done, its application owns it. */

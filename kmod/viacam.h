@@ -158,15 +158,14 @@ struct viacam_cam {
 	struct viacam_buf *held;	/* newest backend frame, kept by the bridge */
 	bool held_shown;		/* held was copied to a capture buffer */
 	/*
-	 * src_buf: the capture buffer a direct write() filled with the newest
-	 * frame (there is no held frame then). src_ready: it is queued again
-	 * (MMAP memory, untouched by us since), so it can be read to repeat it.
-	 * The first repeat copies it to last_frame and clears src_buf; until the
-	 * consumer gives it back, no repeat is made (an older frame would be).
+	 * src_buf: the capture buffer (MMAP memory) a direct write() or a
+	 * DELIVER filled with the newest frame (there is no held frame then).
+	 * The first repeat copies it to last_frame and clears src_buf, whether
+	 * its consumer holds it or not; it is never lent meanwhile.
 	 */
 	struct viacam_buf *src_buf;
 	struct viacam_consumer *src_cons;	/* the node src_buf belongs to */
-	bool src_ready;
+	u32 src_len;			/* bytes of the frame in src_buf */
 	u32 nactive;			/* capture nodes streaming (also under cam->lock) */
 	bool out_active;		/* backend queue streaming */
 	bool repeating;			/* timeout passed: the worker repeats frames */

@@ -37,6 +37,7 @@
 #include "session.h"
 
 #define NR_BUFFERS 4
+#define NR_LEND_MAPS 16	/* mappings of lent capture buffers kept, by lend id */
 
 struct vc_session {
 	sd_event *event;
@@ -76,6 +77,19 @@ struct vc_session {
 	uint64_t next_ns;
 	uint64_t interval_ns;
 	uint64_t produced, skipped, failed;
+	/*
+	 * Zero copies (VIACAM_IOC_LEND): frames are made straight into a consumer's capture
+	 * buffer when the bridge can lend one. Its mappings are kept by lend id (the same id is
+	 * the same memory) and dropped when the stream stops or the table is full.
+	 */
+	bool lend_off;		/* the bridge cannot lend (older module): copy path only */
+	struct {
+		uint32_t id;
+		void *mem;
+		size_t len;
+	} lmaps[NR_LEND_MAPS];
+	unsigned int nlmaps;
+	uint64_t lent;		/* frames of this stream made in lent buffers */
 };
 
 bool vc_log_journal;
@@ -297,12 +311,20 @@ static void declare_info(struct vc_session *s)
  * The frame pump
  */
 
+static void lend_unmap_all(struct vc_session *s)
+{
+	for (unsigned int i = 0; i < s->nlmaps; i++)
+		munmap(s->lmaps[i].mem, s->lmaps[i].len);
+	s->nlmaps = 0;
+}
+
 static void release_buffers(struct vc_session *s)
 {
 	struct v4l2_requestbuffers rb = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
 					  .memory = V4L2_MEMORY_MMAP };
 	int type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
 
+	lend_unmap_all(s);
 	if (s->fd >= 0)
 		ioctl(s->fd, VIDIOC_STREAMOFF, &type);
 	for (unsigned int i = 0; i < s->nbufs; i++)
@@ -411,10 +433,49 @@ static void drop_one(struct vc_session *s)
 }
 
 /*
- * Fills buffer @i with the next frame and sets *@capture_ns to the source's capture time (0:
- * unknown). Returns the bytes used, -EAGAIN (no frame this slot) or an error.
+ * A consumer's capture buffer to make the next frame in (VIACAM_IOC_LEND), mapped: its
+ * address, or NULL when none can be lent now (the frame then takes a backend buffer). A
+ * bridge that does not know the call (ENOTTY, EINVAL) is not asked again.
  */
-static int fill(struct vc_session *s, unsigned int i, uint64_t *capture_ns)
+static void *lend_take(struct vc_session *s, struct viacam_lend *l)
+{
+	void *mem;
+
+	if (s->lend_off)
+		return NULL;
+	memset(l, 0, sizeof(*l));
+	if (ioctl(s->fd, VIACAM_IOC_LEND, l) < 0) {
+		if (errno == ENOTTY || errno == EINVAL)
+			s->lend_off = true;
+		return NULL;	/* EAGAIN, EBUSY, ENODEV...: the copy path says what it must */
+	}
+	for (unsigned int i = 0; i < s->nlmaps; i++) {
+		if (s->lmaps[i].id == l->id) {
+			close(l->fd);
+			return s->lmaps[i].mem;
+		}
+	}
+	if (s->nlmaps == NR_LEND_MAPS)
+		lend_unmap_all(s);	/* consumers came and went: start afresh */
+	mem = l->length < s->pix.sizeimage ? MAP_FAILED :
+	      mmap(NULL, l->length, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd, 0);
+	close(l->fd);
+	if (mem == MAP_FAILED) {
+		ioctl(s->fd, VIACAM_IOC_UNLEND, l);
+		return NULL;
+	}
+	s->lmaps[s->nlmaps].id = l->id;
+	s->lmaps[s->nlmaps].mem = mem;
+	s->lmaps[s->nlmaps++].len = l->length;
+	return mem;
+}
+
+/*
+ * Fills @dst (a backend buffer, or a lent capture buffer) with the next frame and sets
+ * *@capture_ns to the source's capture time (0: unknown). Returns the bytes used, -EAGAIN
+ * (no frame this slot) or an error.
+ */
+static int fill(struct vc_session *s, void *dst, uint64_t *capture_ns)
 {
 	const struct vc_prepared *p = s->cur;
 	const struct vc_mode *native = &p->native.v[s->offer->native];
@@ -425,7 +486,7 @@ static int fill(struct vc_session *s, unsigned int i, uint64_t *capture_ns)
 	int r;
 
 	if (!s->offer->convert) {
-		fr.data = s->bufs[i].mem;
+		fr.data = dst;
 		fr.size = s->pix.sizeimage;
 		fr.mode = native;
 		fr.bytesperline = s->pix.bytesperline;
@@ -442,32 +503,65 @@ static int fill(struct vc_session *s, unsigned int i, uint64_t *capture_ns)
 		return r;
 	*capture_ns = fr.capture_ns;
 	r = vc_convert_frame(s->conv, native, s->scratch, fr.bytesused, &s->mode,
-			     s->bufs[i].mem, s->pix.sizeimage);
+			     dst, s->pix.sizeimage);
 	if (r < 0 && s->failed++ == 0)
 		vc_cam_warn(s, "frame conversion failed: %s", vc_convert_error(s->conv));
 	return r;
 }
 
-static void pump_one(struct vc_session *s)
+/* The frame in lent buffer @l is made (@r bytes, 0: the format's size): hand it over. */
+static void lend_deliver(struct vc_session *s, struct viacam_lend *l, int r, uint64_t capture_ns)
 {
-	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT, .memory = V4L2_MEMORY_MMAP };
-	uint64_t capture_ns = 0;
-	int i, r;
-
-	if (!s->started || s->source_gone)
+	l->bytesused = r > 0 ? (uint32_t)r : s->pix.sizeimage;
+	l->timestamp = capture_ns;
+	if (ioctl(s->fd, VIACAM_IOC_DELIVER, l) == 0) {
+		s->produced++;
+		s->lent++;
 		return;
-	i = free_buffer(s);
-	if (i == -ENODEV) {
+	}
+	if (errno == ENODEV) {
 		camera_gone(s);
 		return;
 	}
-	if (i < 0) {		/* every buffer is with the bridge: skip the slot */
-		if (s->clock)
-			drop_one(s);
-		s->skipped++;
+	/* ESTALE: its consumer stopped meanwhile, and the frame with it. */
+	if (errno != ESTALE && s->failed++ == 0)
+		vc_cam_warn(s, "handing over a frame failed: %s", strerror(errno));
+	s->skipped++;
+}
+
+static void pump_one(struct vc_session *s)
+{
+	struct v4l2_buffer b = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT, .memory = V4L2_MEMORY_MMAP };
+	struct viacam_lend l;
+	uint64_t capture_ns = 0;
+	void *dst;
+	int i = -1, r;
+
+	if (!s->started || s->source_gone)
+		return;
+	/* Zero copies: straight into a consumer's buffer when the bridge lends one. */
+	dst = lend_take(s, &l);
+	if (!dst) {
+		i = free_buffer(s);
+		if (i == -ENODEV) {
+			camera_gone(s);
+			return;
+		}
+		if (i < 0) {	/* every buffer is with the bridge: skip the slot */
+			if (s->clock)
+				drop_one(s);
+			s->skipped++;
+			return;
+		}
+		dst = s->bufs[i].mem;
+	}
+	r = fill(s, dst, &capture_ns);
+	if (r < 0 && i < 0)	/* no frame for the lent buffer: it goes back unfilled */
+		ioctl(s->fd, VIACAM_IOC_UNLEND, &l);
+	if (r >= 0 && i < 0) {
+		lend_deliver(s, &l, r, capture_ns);
 		return;
 	}
-	r = fill(s, (unsigned int)i, &capture_ns);
 	if (r == -ENODEV) {
 		vc_cam_warn(s, "the source is gone; consumers get repeated frames until the backend changes or the stream restarts");
 		s->source_gone = true;
@@ -640,7 +734,7 @@ static int session_stream_start(struct vc_session *s, const struct viacam_event_
 	}
 	s->streaming = true;
 	s->sequence = 0;
-	s->produced = s->skipped = s->failed = 0;
+	s->produced = s->skipped = s->failed = s->lent = 0;
 	s->interval_ns = (uint64_t)es->interval_num * 1000000000ull / es->interval_den;
 	if (!s->interval_ns)
 		s->interval_ns = 33333333;
@@ -690,8 +784,9 @@ static void session_stream_stop(struct vc_session *s, const char *why)
 	free(s->scratch);
 	s->scratch = NULL;
 	if (why)
-		vc_cam_log(s, "%s (%" PRIu64 " frames sent, %" PRIu64 " slots skipped)", why,
-			   s->produced, s->skipped);
+		vc_cam_log(s, "%s (%" PRIu64 " frames sent, %" PRIu64 " slots skipped), %" PRIu64
+			   " of them made in a consumer's own buffer", why, s->produced, s->skipped,
+			   s->lent);
 }
 
 /* The consumer changed the frame interval while streaming. */
