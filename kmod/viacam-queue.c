@@ -20,10 +20,11 @@
  *    events. No path holds two queue locks. A blocking VIDIOC_DQBUF does not
  *    hold its queue lock while it sleeps (vb2_ops_wait_prepare/finish).
  *    Whatever waits for user space waits under a queue lock alone: the
- *    producer's (vb2's write() emulation copying from it, USERPTR pinning its
- *    pages) under out_qlock, a consumer's (vb2's read() emulation copying to
- *    it, USERPTR pinning) under its node's qlock. So no consumer waits for the
- *    producer's user space or another consumer's, and neither the producer
+ *    producer's (a write() copying from it, into a lent capture buffer or by
+ *    vb2's write() emulation, USERPTR pinning its pages) under out_qlock, a
+ *    consumer's (vb2's read() emulation copying to it, USERPTR pinning) under
+ *    its node's qlock. So no consumer waits for the producer's user space or
+ *    another consumer's, and neither the producer
  *    nor the control node (QUERY takes cam->lock) waits for a consumer's. No
  *    path waits for user space with cam->lock held: consumer requests are
  *    stored and forwarded as events, and a backend's declarations
@@ -35,17 +36,17 @@
  *    USERPTR pinning holds it while it waits for the consumer's user space
  *    (TEST-13's uffd-read shows the producer and QUERY waiting then).
  * 2. cam->copy_lock (mutex) is held by whoever takes a capture buffer off a
- *    node's queued list to fill it, until the buffer is done: the worker,
- *    out_buf_queue, and a direct write(). So fills never overlap, each node's
- *    buffers complete in sequence order, the held frame is not replaced
- *    while it is copied to node after node, and a buffer read as a repeat
- *    source (src_buf) is not overwritten meanwhile. A capture stop_streaming
- *    takes it once after detaching its node's buffers, to wait for a copy in
- *    flight. Nothing holding it waits for user space: a direct write() copies
- *    with page faults disabled, and a copy that would fault goes the slow way
- *    (vb2's write() emulation, under out_qlock only). last_frame, the
- *    bridge's own copy of a frame to repeat, is read and written only with
- *    copy_lock held.
+ *    node's queued list to fill it, until the buffer is done (the worker,
+ *    out_buf_queue, DELIVER) or lent (LEND, write()). So fills never
+ *    overlap, each node's buffers complete in sequence order, the held frame
+ *    is not replaced while it is copied to node after node, and a buffer
+ *    read as a repeat source (src_buf) is not overwritten meanwhile. A
+ *    capture stop_streaming takes it once after detaching its node's
+ *    buffers, to wait for a copy in flight. Nothing holding it waits for user
+ *    space: the producer fills a lent buffer with copy_lock dropped, holding
+ *    a reference to its memory (see "Lending capture buffers" below).
+ *    last_frame, the bridge's own copy of a frame to repeat, is read and
+ *    written only with copy_lock held.
  * 3. cam->slock (spinlock) protects the hand-off state (each node's queued
  *    list, active, want, sequence and format; held, src_buf, nactive, the
  *    backend's state, counters). It is held only for pointer and counter
@@ -60,9 +61,9 @@
  *    them, and it returns them to vb2.
  * 5. Lock order: viacam_devices_lock -> [one queue lock ->] cam->lock ->
  *    control handler lock -> cam->copy_lock -> cam->slock. The worker takes
- *    only copy_lock and slock; out_buf_queue (out_qlock held) copy_lock and
- *    slock. Completing a buffer of another node's queue (vb2_buffer_done)
- *    needs no queue lock.
+ *    only copy_lock and slock; out_buf_queue, a lend and write() (out_qlock
+ *    held) copy_lock and slock. Completing a buffer of another node's queue
+ *    (vb2_buffer_done) needs no queue lock.
  *
  * The hand-off keeps the newest backend frame ("held") instead of returning
  * it at once. That gives "latest wins" when no capture buffer is waiting,
@@ -70,14 +71,14 @@
  * frame. The backend queue therefore has at least two buffers. Each
  * streaming node is owed the held frame once (cons->want): a node with no
  * buffer waiting gets it when it queues one, unless a newer frame came.
- * A write() of one whole raw frame while exactly one node streams and has a
- * buffer waiting skips the backend queue: it is copied from user space
- * straight into that buffer (one copy; vb2's write() emulation plus the
- * hand-off would make two), if its pages are present. That buffer, or a
- * lent one after DELIVER, then holds the only copy of the newest frame
- * (src_buf, MMAP memory): the first repeat copies it to last_frame, whether
- * the consumer holds it or not. Of a USERPTR or DMABUF buffer, whose memory
- * the consumer may change, the bridge keeps its own copy (last_frame) at once.
+ * A write() of one whole raw frame while every streaming node has a buffer
+ * waiting skips the backend queue: the bridge lends itself one of those
+ * buffers (MMAP memory), copies the frame from user space straight into it
+ * and delivers it as DELIVER does (one copy, plus one per other node; vb2's
+ * write() emulation and the hand-off would make one more). That buffer, or
+ * a lent one after DELIVER, then holds the only copy of the newest frame
+ * (src_buf): the first repeat copies it to last_frame, whether the consumer
+ * holds it or not.
  */
 #include <linux/delay.h>
 #include <linux/dma-buf.h>
@@ -231,6 +232,40 @@ static bool viacam_untake_cap(struct viacam_consumer *cons, struct viacam_buf *b
 static struct viacam_consumer *viacam_buf_cons(struct viacam_buf *buf)
 {
 	return vb2_get_drv_priv(buf->vb.vb2_buf.vb2_queue);
+}
+
+/*
+ * A capture buffer queued by its consumer may be filled now (slock held):
+ * onto its node's list, unless the producer may still be writing into it
+ * (a stale lend): then it waits on cam->parked until the producer is done.
+ */
+static void viacam_cap_ready(struct viacam_cam *cam, struct viacam_consumer *cons,
+			     struct viacam_buf *buf)
+{
+	lockdep_assert_held(&cam->slock);
+	list_add_tail(&buf->list, buf->stale ? &cam->parked : &cons->queued);
+}
+
+/*
+ * The producer is done with the stale buffer @buf (slock held): it may be
+ * filled again, and if its consumer queued it meanwhile it joins its node's
+ * list. Returns true if the worker has a frame for it.
+ */
+static bool viacam_unstale(struct viacam_cam *cam, struct viacam_buf *buf)
+{
+	struct viacam_consumer *cons = viacam_buf_cons(buf);
+	struct viacam_buf *p;
+
+	lockdep_assert_held(&cam->slock);
+	list_del(&buf->stale_link);
+	buf->stale = false;
+	list_for_each_entry(p, &cam->parked, list) {
+		if (p == buf) {
+			list_move_tail(&buf->list, &cons->queued);
+			return cons->active && cons->want && cam->held;
+		}
+	}
+	return false;
 }
 
 /* Does a streaming capture node still want the held frame? slock held. */
@@ -617,7 +652,21 @@ static int viacam_buf_init(struct vb2_buffer *vb)
 
 static void viacam_buf_cleanup(struct vb2_buffer *vb)
 {
+	struct viacam_cam *cam = viacam_q_cam(vb->vb2_queue);
+	struct viacam_buf *buf = to_viacam_buf(vb);
+	unsigned long flags;
+
 	(*viacam_nbufs(vb->vb2_queue))--;
+	/* Freed while its producer may still write: the dma-buf keeps the memory. */
+	spin_lock_irqsave(&cam->slock, flags);
+	if (buf->stale)
+		list_del(&buf->stale_link);
+	buf->stale = false;
+	spin_unlock_irqrestore(&cam->slock, flags);
+	/* A producer that still maps a lend of it keeps the memory until it lets go. */
+	if (buf->dbuf)
+		dma_buf_put(buf->dbuf);
+	buf->dbuf = NULL;
 }
 
 /*
@@ -695,7 +744,7 @@ static void cap_buf_queue(struct vb2_buffer *vb)
 		viacam_inject_delay(VIACAM_INJECT_CAPQ);
 		return;
 	}
-	list_add_tail(&buf->list, &cons->queued);
+	viacam_cap_ready(cam, cons, buf);
 	kick = cons->active && cam->held && cons->want;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (kick)
@@ -725,7 +774,8 @@ int viacam_qbuf(struct file *file, void *fh, struct v4l2_buffer *b)
 	spin_lock_irqsave(&cam->slock, flags);
 	cons->in_qbuf = false;
 	list_for_each_entry_safe(buf, tmp, &cons->staged, list) {
-		list_move_tail(&buf->list, &cons->queued);
+		list_del(&buf->list);
+		viacam_cap_ready(cam, cons, buf);
 		kick = true;
 	}
 	kick = kick && cons->active && cam->held && cons->want;
@@ -798,13 +848,23 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	cons->want = false;
 	list_splice_init(&cons->queued, &queued);
 	list_splice_tail_init(&cons->staged, &queued);
-	/* Its lent buffers come back too: a DELIVER or UNLEND of them says ESTALE. */
+	/*
+	 * Its lent buffers come back too, without waiting for the producer: a
+	 * DELIVER or UNLEND of them says ESTALE. Until then the producer may
+	 * still write into them, so they are stale: queued again, they are
+	 * parked, not filled (viacam_cap_ready). Parked ones come back as well.
+	 */
 	list_for_each_entry_safe(buf, tmp, &cam->lent, list) {
 		if (viacam_buf_cons(buf) != cons)
 			continue;
 		buf->lent = false;
+		buf->stale = true;
+		list_add_tail(&buf->stale_link, &cam->stale_lends);
 		list_move_tail(&buf->list, &queued);
 	}
+	list_for_each_entry_safe(buf, tmp, &cam->parked, list)
+		if (viacam_buf_cons(buf) == cons)
+			list_move_tail(&buf->list, &queued);
 	if (cam->src_cons == cons) {
 		src = cam->src_buf;	/* its memory lives until after this stop */
 		src_len = cam->src_len;
@@ -974,6 +1034,9 @@ static void out_stop_streaming(struct vb2_queue *q)
 		buf->lent = false;
 		list_move(&buf->list, &viacam_buf_cons(buf)->queued);
 	}
+	/* So do the stale ones: the producer no longer writes into any buffer. */
+	list_for_each_entry_safe(buf, tmp, &cam->stale_lends, stale_link)
+		viacam_unstale(cam, buf);
 	held = cam->held;
 	cam->held = NULL;
 	if (held)
@@ -1006,229 +1069,34 @@ static const struct vb2_ops viacam_out_qops = {
 };
 
 /* ------------------------------------------------------------------------
- * write() on the backend node
- */
-
-/*
- * Take a waiting capture buffer for a write() of @count bytes, when the
- * frame can go straight into it. Called with the backend queue's lock and
- * cam->lock held; returns the buffer with copy_lock held, or NULL (vb2's
- * write() emulation takes the frame, in order behind what it holds).
- * Nothing else changes until the copy has succeeded (viacam_write_fill).
- */
-static struct viacam_buf *viacam_write_take(struct viacam_cam *cam, struct file *file,
-					    size_t count)
-{
-	struct vb2_queue *q = &cam->out_q;
-	struct viacam_streamfmt sfmt;
-	struct viacam_buf *cap = NULL;
-	unsigned long flags;
-	unsigned int i;
-
-	lockdep_assert_held(&cam->lock);
-	if (!vb2_is_busy(q))
-		cam->wr_partial = 0;
-	/* Buffers set up for streaming I/O: vb2_write() says EBUSY. */
-	if (vb2_is_busy(q) && !q->fileio)
-		return NULL;
-	if (cam->wr_partial || viacam_is_compressed(cam->fmt.pixelformat) ||
-	    count != cam->fmt.sizeimage)
-		return NULL;
-	viacam_streamfmt_from_pix(&sfmt, &cam->fmt);
-
-	mutex_lock(&cam->copy_lock);
-	spin_lock_irqsave(&cam->slock, flags);
-	/*
-	 * Frames vb2 queued earlier go first; so does a held one not yet shown.
-	 * With several nodes streaming, each needs its own copy: the hand-off.
-	 */
-	if (cam->nactive == 1 && list_empty(&cam->out_pending) && !viacam_held_wanted(cam)) {
-		for (i = 0; i < cam->ncons; i++)
-			if (cam->cons[i].active)
-				break;
-		if (viacam_sfmt_fits(&sfmt, &cam->cons[i].sfmt))
-			cap = viacam_take_cap(&cam->cons[i]);
-	}
-	spin_unlock_irqrestore(&cam->slock, flags);
-	if (!cap)
-		mutex_unlock(&cam->copy_lock);
-	return cap;
-}
-
-/*
- * Copy the frame into @cap (copy_lock held, no other lock) and complete it.
- * The copy runs with page faults disabled: copy_lock must not wait for user
- * space (a stop_streaming waits for it). If a page is missing, the take is
- * undone and -EFAULT returned; the caller then takes the slow way, which
- * faults the pages in under out_qlock alone. The capture stream may have
- * stopped meanwhile: its stop_streaming then waits for copy_lock, and @cap
- * is no longer on any list of ours. On success the frame replaces the held
- * one, which is returned in @old.
- */
-static ssize_t viacam_write_fill(struct viacam_cam *cam, struct viacam_buf *cap,
-				 const char __user *ubuf, size_t count,
-				 struct viacam_buf **old)
-{
-	struct viacam_consumer *cons = viacam_buf_cons(cap);
-	struct vb2_buffer *vb = &cap->vb.vb2_buf;
-	/* Only MMAP memory stays ours alone once the consumer has the buffer back. */
-	bool own = vb->memory == VB2_MEMORY_MMAP;
-	struct viacam_streamfmt sfmt;
-	unsigned long flags;
-	unsigned int i;
-	bool failed;
-
-	viacam_inject_delay(VIACAM_INJECT_WRITE);
-	failed = copy_from_user_nofault(vb2_plane_vaddr(vb, 0), ubuf, count);
-	spin_lock_irqsave(&cam->slock, flags);
-	if (failed) {
-		/* Nothing was taken since (copy_lock): undo the take. */
-		if (viacam_untake_cap(cons, cap))
-			cap = NULL;
-		spin_unlock_irqrestore(&cam->slock, flags);
-		/* A stopped stream's buffer goes back to vb2 as its stop wants it. */
-		if (cap)
-			vb2_buffer_done(vb, VB2_BUF_STATE_ERROR);
-		return -EFAULT;
-	}
-	*old = cam->held;
-	cam->held = NULL;
-	for (i = 0; i < cam->ncons; i++)
-		cam->cons[i].want = false;
-	cam->frames_in++;
-	cam->out_sequence++;
-	cam->last_in = ktime_get();
-	cam->repeating = false;
-	cam->wr_direct = true;
-	cam->frames_out++;
-	cam->copies++;
-	/* The repeat source, unless the stream stopped (which cleared it). */
-	cam->src_buf = cons->active && own ? cap : NULL;
-	cam->src_cons = cam->src_buf ? cons : NULL;
-	cam->src_len = count;
-	if (!own)
-		cam->last_valid = false;
-	sfmt = cons->sfmt;
-	spin_unlock_irqrestore(&cam->slock, flags);
-	/*
-	 * A USERPTR or DMABUF buffer is the consumer's memory: it may change once
-	 * the consumer has it back, so it cannot be the repeat source. The bridge
-	 * keeps its own copy of the frame instead (a second copy, kernel to kernel).
-	 */
-	if (!own)
-		viacam_keep_frame(cam, vb2_plane_vaddr(vb, 0), count, &sfmt);
-	vb2_set_plane_payload(vb, 0, count);
-	cap->vb.field = V4L2_FIELD_NONE;
-	vb->timestamp = viacam_cap_time(cam, cons, 0);	/* write() has no capture time */
-	vb2_buffer_done(vb, VB2_BUF_STATE_DONE);
-	return count;
-}
-
-/*
- * vb2's write() emulation, as vb2_fop_write() runs it, under the backend
- * queue's lock alone while it copies. A raw frame may come in pieces
- * (wr_partial counts them). A compressed frame has no fixed size, so each
- * write() is one frame: the emulation queues a buffer per write()
- * (write_immediately, set before it starts; S_FMT cannot change the format
- * while it runs), and wr_len keeps the frame's length, which out_buf_prepare
- * needs where the v4l2 layer drops the emulation's byte count (6.1).
- */
-static ssize_t viacam_write_queued(struct viacam_cam *cam, struct file *file,
-				   const char __user *ubuf, size_t count, loff_t *ppos)
-{
-	struct vb2_queue *q = &cam->out_q;
-	bool compressed;
-	ssize_t ret;
-
-	if (mutex_lock_interruptible(q->lock))
-		return -ERESTARTSYS;
-	if (vb2_queue_is_busy(q, file)) {
-		ret = -EBUSY;
-		goto out;
-	}
-	viacam_cb_lock(cam, q);
-	compressed = viacam_is_compressed(cam->fmt.pixelformat);
-	viacam_cb_unlock(cam, q);
-	if (!q->fileio)
-		q->fileio_write_immediately = compressed;
-	cam->wr_len = min_t(size_t, count, U32_MAX);
-	ret = vb2_write(q, ubuf, count, ppos, file->f_flags & O_NONBLOCK);
-	if (q->fileio)
-		q->owner = file->private_data;
-	if (ret > 0 && !compressed) {
-		viacam_cb_lock(cam, q);
-		if (cam->fmt.sizeimage)
-			cam->wr_partial = (cam->wr_partial + ret) % cam->fmt.sizeimage;
-		viacam_cb_unlock(cam, q);
-	}
-out:
-	mutex_unlock(q->lock);
-	return ret;
-}
-
-/*
- * write() on the backend node. A whole raw frame written while a capture
- * buffer waits is copied straight into it, with cam->lock dropped for the
- * copy; anything else goes through vb2's write() emulation (a copy into a
- * backend buffer, then the hand-off's copy). Says ENODEV, not vb2's EIO,
- * when the camera was removed meanwhile.
- */
-ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos)
-{
-	struct viacam_cam *cam = video_drvdata(file);
-	struct vb2_queue *q = &cam->out_q;
-	struct viacam_buf *cap = NULL, *old = NULL;
-	ssize_t ret = 0;
-
-	if (mutex_lock_interruptible(q->lock))
-		return -ERESTARTSYS;
-	viacam_cb_lock(cam, q);
-	if (READ_ONCE(cam->gone))
-		ret = -ENODEV;
-	else if (q->owner && q->owner != file->private_data)
-		ret = -EBUSY;
-	else
-		cap = viacam_write_take(cam, file, count);
-	if (cap && !q->owner)
-		q->owner = file->private_data;	/* as vb2_fop_write() does */
-	viacam_cb_unlock(cam, q);
-	mutex_unlock(q->lock);
-
-	if (cap) {
-		ret = viacam_write_fill(cam, cap, ubuf, count, &old);
-		mutex_unlock(&cam->copy_lock);
-		/* A held frame was shown already; the producer gets it back. */
-		if (old)
-			vb2_buffer_done(&old->vb.vb2_buf, VB2_BUF_STATE_DONE);
-		if (ret != -EFAULT)
-			return ret;
-		/* A page of the frame was not there: the slow way faults it in. */
-		ret = 0;
-	}
-	if (READ_ONCE(cam->gone))
-		return -ENODEV;
-	if (ret == -EBUSY)
-		return ret;
-
-	ret = viacam_write_queued(cam, file, ubuf, count, ppos);
-	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
-}
-
-/* ------------------------------------------------------------------------
- * Zero-copy hand-off: VIACAM_IOC_LEND, _DELIVER, _UNLEND
+ * Lending capture buffers: VIACAM_IOC_LEND, _DELIVER, _UNLEND, and write()
  *
  * A lent capture buffer is off its node's queued list and on cam->lent
  * (slock); only the producer writes it until DELIVER or UNLEND, and nothing
- * of ours fills, completes or reads it meanwhile. The calls run under
- * out_qlock (so they are ordered with the producer's STREAMOFF, which ends all
- * lends) and copy_lock around the take, the export and the delivery; the
- * copies to user space of the argument run under out_qlock alone. A node's
- * stop takes its lent buffers back (ERROR, like its queued ones); the lend then
- * answers ESTALE.
+ * of ours fills, completes or reads it meanwhile. A lend holds a reference to
+ * the buffer's memory (its dma-buf, exported once per buffer), so the
+ * producer may go on writing into it after the node has stopped and freed
+ * the buffer; the buffer itself is found again by its id only. The calls run
+ * under out_qlock (so they are ordered with the producer's STREAMOFF, which
+ * ends all lends) and take copy_lock around the take and the delivery, never
+ * while user space is accessed. A node's stop takes its lent buffers back
+ * (ERROR, like its queued ones) without waiting for the producer; the lend
+ * then answers ESTALE.
+ *
+ * write() of a whole raw frame uses the same lend inside the kernel: the
+ * frame is copied from user space straight into a lent buffer (its only
+ * copy) and delivered as DELIVER delivers (viacam_write_lent).
  */
 
-/* Under slock: the first streaming node's first queued buffer that may be lent. */
-static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam)
+/*
+ * Under slock: a buffer to lend, moved to cam->lent: the first waiting buffer
+ * of the first streaming node that may take a frame of format @sfmt. Only
+ * MMAP memory (the bridge exports it). @uapi: for VIACAM_IOC_LEND, which
+ * hands the memory to user space, and vb2 exports no buffer of a read()
+ * queue; write() fills it in the kernel, so a read() queue's buffers serve.
+ */
+static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam,
+					   const struct viacam_streamfmt *sfmt, bool uapi)
 {
 	struct viacam_buf *buf;
 	unsigned int i;
@@ -1237,9 +1105,8 @@ static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam)
 	for (i = 0; i < cam->ncons; i++) {
 		struct viacam_consumer *cons = &cam->cons[i];
 
-		/* MMAP memory only (the bridge exports it); not a read() queue's. */
-		if (!cons->active || cons->q.fileio || cons->q.memory != VB2_MEMORY_MMAP ||
-		    !viacam_sfmt_fits(&cam->out_sfmt, &cons->sfmt))
+		if (!cons->active || (uapi && cons->q.fileio) ||
+		    cons->q.memory != VB2_MEMORY_MMAP || !viacam_sfmt_fits(sfmt, &cons->sfmt))
 			continue;
 		list_for_each_entry(buf, &cons->queued, list) {
 			/* The repeat source stays as it is until a newer frame exists. */
@@ -1251,6 +1118,26 @@ static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * A reference to the memory of @buf, just lent (copy_lock held, so its node's
+ * stop cannot have returned it to vb2 yet): its dma-buf, exported on its
+ * first lend and kept until buf_cleanup.
+ */
+static struct dma_buf *viacam_lend_dmabuf(struct viacam_buf *buf)
+{
+	struct vb2_buffer *vb = &buf->vb.vb2_buf;
+	struct dma_buf *dbuf;
+
+	if (!buf->dbuf) {
+		dbuf = vb->vb2_queue->mem_ops->get_dmabuf(vb, vb->planes[0].mem_priv, O_RDWR);
+		if (IS_ERR_OR_NULL(dbuf))
+			return dbuf ? dbuf : ERR_PTR(-EINVAL);
+		buf->dbuf = dbuf;
+	}
+	get_dma_buf(buf->dbuf);
+	return buf->dbuf;
 }
 
 /* Under slock: the lent buffer @id, taken off cam->lent, or NULL. */
@@ -1269,6 +1156,21 @@ static struct viacam_buf *viacam_lend_find(struct viacam_cam *cam, u32 id)
 	return NULL;
 }
 
+/*
+ * Under slock: the producer has let go of the lend @id, which its node's stop
+ * ended (it said DELIVER or UNLEND and hears ESTALE). True: kick the worker.
+ */
+static bool viacam_lend_stale_end(struct viacam_cam *cam, u32 id)
+{
+	struct viacam_buf *buf;
+
+	lockdep_assert_held(&cam->slock);
+	list_for_each_entry(buf, &cam->stale_lends, stale_link)
+		if (buf->lend_id == id)
+			return viacam_unstale(cam, buf);
+	return false;
+}
+
 /* Under slock: a buffer whose lend ends unfilled goes back to its node's list. */
 static void viacam_lend_return(struct viacam_cam *cam, struct viacam_buf *buf)
 {
@@ -1276,63 +1178,105 @@ static void viacam_lend_return(struct viacam_cam *cam, struct viacam_buf *buf)
 	list_add(&buf->list, &viacam_buf_cons(buf)->queued);
 }
 
-static long viacam_lend(struct viacam_cam *cam, struct viacam_lend __user *uarg)
+/* End the lend @id unfilled: -ESTALE if it ended already. */
+static long viacam_unlend(struct viacam_cam *cam, u32 id)
 {
-	struct viacam_lend l = {};
-	struct dma_buf *dbuf = NULL;
 	struct viacam_buf *buf;
-	struct vb2_buffer *vb;
 	unsigned long flags;
-	int fd;
+	bool kick = false;
 
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
-	buf = viacam_lend_take(cam);
+	buf = viacam_lend_find(cam, id);
+	if (buf) {
+		viacam_lend_return(cam, buf);
+		kick = cam->held && viacam_buf_cons(buf)->want;
+	} else {
+		kick = viacam_lend_stale_end(cam, id);
+	}
 	spin_unlock_irqrestore(&cam->slock, flags);
-	if (!buf) {
-		mutex_unlock(&cam->copy_lock);
-		return -EAGAIN;
-	}
-	vb = &buf->vb.vb2_buf;
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd >= 0) {
-		dbuf = vb->vb2_queue->mem_ops->get_dmabuf(vb, vb->planes[0].mem_priv, O_RDWR);
-		if (IS_ERR_OR_NULL(dbuf)) {
-			put_unused_fd(fd);
-			fd = dbuf ? PTR_ERR(dbuf) : -EINVAL;
-			dbuf = NULL;
-		}
-	}
-	l.id = buf->lend_id;
-	l.fd = fd;
-	l.length = vb2_plane_size(vb, 0);
-	if (fd < 0) {
-		/* Not lent after all (unless its node stopped and took it back). */
-		spin_lock_irqsave(&cam->slock, flags);
-		if (viacam_lend_find(cam, l.id))
-			viacam_lend_return(cam, buf);
-		spin_unlock_irqrestore(&cam->slock, flags);
+	mutex_unlock(&cam->copy_lock);
+	if (kick)
+		queue_work(cam->wq, &cam->frame_work);
+	return buf ? 0 : -ESTALE;
+}
+
+/* A lend as the kernel side sees it: what viacam_lend_one() took. */
+struct viacam_lent {
+	struct dma_buf *dbuf;	/* a reference to the buffer's memory */
+	void *vaddr;		/* that memory, mapped in the kernel */
+	u32 id;
+	u32 length;
+};
+
+/*
+ * Lend a buffer of the first streaming node that has one waiting, taking a
+ * reference to its memory; -EAGAIN if none waits. copy_lock taken here. The
+ * buffer is not touched again once it is dropped (its node's stop may free
+ * it): only its id, and the memory through the reference.
+ */
+static int viacam_lend_one(struct viacam_cam *cam, const struct viacam_streamfmt *sfmt,
+			   bool uapi, struct viacam_lent *lt)
+{
+	struct dma_buf *dbuf = ERR_PTR(-EAGAIN);
+	struct viacam_buf *buf;
+	unsigned long flags;
+
+	mutex_lock(&cam->copy_lock);
+	spin_lock_irqsave(&cam->slock, flags);
+	buf = viacam_lend_take(cam, sfmt, uapi);
+	spin_unlock_irqrestore(&cam->slock, flags);
+	if (buf) {
+		lt->id = buf->lend_id;
+		lt->length = vb2_plane_size(&buf->vb.vb2_buf, 0);
+		lt->vaddr = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
+		dbuf = viacam_lend_dmabuf(buf);
 	}
 	mutex_unlock(&cam->copy_lock);
-	if (fd < 0)
-		return fd;
-	if (copy_to_user(uarg, &l, sizeof(l))) {
-		put_unused_fd(fd);
-		dma_buf_put(dbuf);
-		mutex_lock(&cam->copy_lock);
-		spin_lock_irqsave(&cam->slock, flags);
-		buf = viacam_lend_find(cam, l.id);
+	if (IS_ERR(dbuf)) {
 		if (buf)
-			viacam_lend_return(cam, buf);
-		spin_unlock_irqrestore(&cam->slock, flags);
-		mutex_unlock(&cam->copy_lock);
-		return -EFAULT;
+			viacam_unlend(cam, lt->id);
+		return PTR_ERR(dbuf);
 	}
-	fd_install(fd, dbuf->file);
+	lt->dbuf = dbuf;
 	return 0;
 }
 
-static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l)
+static long viacam_lend(struct viacam_cam *cam, struct viacam_lend __user *uarg)
+{
+	struct viacam_lend l = {};
+	struct viacam_lent lt;
+	int fd, ret;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	ret = viacam_lend_one(cam, &cam->out_sfmt, true, &lt);
+	if (ret) {
+		put_unused_fd(fd);
+		return ret;
+	}
+	l.id = lt.id;
+	l.length = lt.length;
+	l.fd = fd;
+	if (copy_to_user(uarg, &l, sizeof(l))) {
+		put_unused_fd(fd);
+		dma_buf_put(lt.dbuf);
+		viacam_unlend(cam, l.id);
+		return -EFAULT;
+	}
+	/* The producer's fd holds the reference taken for the lend. */
+	fd_install(fd, lt.dbuf->file);
+	return 0;
+}
+
+/*
+ * The frame in the lent buffer @l->id is done: it becomes the newest frame,
+ * each other streaming node with a buffer waiting gets a copy of it, and the
+ * lent buffer goes to its consumer as it is. @written: write() copied the
+ * frame in from user space (one copy, counted here).
+ */
+static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l, bool written)
 {
 	struct viacam_consumer *cons;
 	struct viacam_buf *buf, *cap, *old;
@@ -1345,8 +1289,12 @@ static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l)
 	spin_lock_irqsave(&cam->slock, flags);
 	buf = viacam_lend_find(cam, l->id);
 	if (!buf) {
+		bool kick = viacam_lend_stale_end(cam, l->id);
+
 		spin_unlock_irqrestore(&cam->slock, flags);
 		mutex_unlock(&cam->copy_lock);
+		if (kick)
+			queue_work(cam->wq, &cam->frame_work);
 		return -ESTALE;
 	}
 	cons = viacam_buf_cons(buf);
@@ -1369,8 +1317,12 @@ static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l)
 	cam->out_sequence++;
 	cam->last_in = ktime_get();
 	cam->repeating = false;
+	if (written) {
+		cam->copies++;
+		cam->wr_direct = true;
+	}
 	buf->vb.sequence = cons->sequence++;
-	/* The lent buffer is the frame's only copy: the repeat source, as for a direct write. */
+	/* The lent buffer is the frame's only copy: the repeat source. */
 	cam->src_buf = buf;
 	cam->src_cons = cons;
 	cam->src_len = len;
@@ -1397,24 +1349,164 @@ static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l)
 	return 0;
 }
 
-static long viacam_unlend(struct viacam_cam *cam, u32 id)
-{
-	struct viacam_buf *buf;
-	unsigned long flags;
-	bool kick = false;
+/* ------------------------------------------------------------------------
+ * write() on the backend node
+ */
 
-	mutex_lock(&cam->copy_lock);
-	spin_lock_irqsave(&cam->slock, flags);
-	buf = viacam_lend_find(cam, id);
-	if (buf) {
-		viacam_lend_return(cam, buf);
-		kick = cam->held && viacam_buf_cons(buf)->want;
+/*
+ * May the write() of @count bytes go straight into a capture buffer? Only a
+ * whole raw frame, with no frame begun by vb2's write() emulation and the
+ * backend queue not set up for streaming I/O. cam->lock and out_qlock held.
+ */
+static bool viacam_write_whole(struct viacam_cam *cam, size_t count)
+{
+	struct vb2_queue *q = &cam->out_q;
+
+	lockdep_assert_held(&cam->lock);
+	if (!vb2_is_busy(q))
+		cam->wr_partial = 0;
+	/* Buffers set up for streaming I/O: vb2_write() says EBUSY. */
+	if (vb2_is_busy(q) && !q->fileio)
+		return false;
+	return !cam->wr_partial && !viacam_is_compressed(cam->fmt.pixelformat) &&
+	       count == cam->fmt.sizeimage;
+}
+
+/* Under slock: has every streaming node a buffer waiting for a frame of @sfmt? */
+static bool viacam_all_waiting(struct viacam_cam *cam, const struct viacam_streamfmt *sfmt)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&cam->slock);
+	for (i = 0; i < cam->ncons; i++) {
+		struct viacam_consumer *cons = &cam->cons[i];
+
+		if (cons->active && (list_empty(&cons->queued) ||
+				     !viacam_sfmt_fits(sfmt, &cons->sfmt)))
+			return false;
 	}
+	return cam->nactive;
+}
+
+/*
+ * A whole raw frame by write(), with exactly one copy: it goes from user
+ * space straight into a lent MMAP capture buffer, and is then delivered as
+ * VIACAM_IOC_DELIVER delivers it (each other streaming node one copy). The
+ * copy may fault and wait for user space: only out_qlock is held then, and
+ * the lend keeps the buffer's memory alive should its node stop meanwhile
+ * (the frame is then taken, and nobody sees it). Taken only when nothing
+ * older is pending or owed and every streaming node has a buffer waiting, so
+ * that every node gets this frame at once; -EAGAIN otherwise (vb2's write()
+ * emulation and the hand-off take the frame then: a copy into a backend
+ * buffer, then one to each node). out_qlock held.
+ */
+static ssize_t viacam_write_lent(struct viacam_cam *cam, const char __user *ubuf, size_t count,
+				 const struct viacam_streamfmt *sfmt)
+{
+	struct viacam_lend l = { .bytesused = count };
+	struct viacam_lent lt;
+	unsigned long flags;
+	bool ready;
+	long ret;
+
+	spin_lock_irqsave(&cam->slock, flags);
+	ready = list_empty(&cam->out_pending) && !viacam_held_wanted(cam) &&
+		viacam_all_waiting(cam, sfmt);
 	spin_unlock_irqrestore(&cam->slock, flags);
-	mutex_unlock(&cam->copy_lock);
-	if (kick)
-		queue_work(cam->wq, &cam->frame_work);
-	return buf ? 0 : -ESTALE;
+	if (!ready || viacam_lend_one(cam, sfmt, false, &lt))
+		return -EAGAIN;
+	l.id = lt.id;
+	if (count > lt.length) {
+		dma_buf_put(lt.dbuf);
+		viacam_unlend(cam, l.id);
+		return -EAGAIN;
+	}
+
+	viacam_inject_delay(VIACAM_INJECT_WRITE);
+	ret = copy_from_user(lt.vaddr, ubuf, count) ? -EFAULT : 0;
+	dma_buf_put(lt.dbuf);
+	if (ret) {
+		viacam_unlend(cam, l.id);
+		return ret;
+	}
+	/* ESTALE: its node stopped meanwhile; the frame is taken all the same. */
+	viacam_deliver(cam, &l, true);
+	return count;
+}
+
+/*
+ * vb2's write() emulation, as vb2_fop_write() runs it, under the backend
+ * queue's lock alone while it copies (out_qlock held by the caller). A raw
+ * frame may come in pieces (wr_partial counts them). A compressed frame has
+ * no fixed size, so each write() is one frame: the emulation queues a buffer
+ * per write() (write_immediately, set before it starts; S_FMT cannot change
+ * the format while it runs), and wr_len keeps the frame's length, which
+ * out_buf_prepare needs where the v4l2 layer drops the emulation's byte
+ * count (6.1).
+ */
+static ssize_t viacam_write_queued(struct viacam_cam *cam, struct file *file,
+				   const char __user *ubuf, size_t count, loff_t *ppos)
+{
+	struct vb2_queue *q = &cam->out_q;
+	bool compressed;
+	ssize_t ret;
+
+	if (vb2_queue_is_busy(q, file))
+		return -EBUSY;
+	viacam_cb_lock(cam, q);
+	compressed = viacam_is_compressed(cam->fmt.pixelformat);
+	viacam_cb_unlock(cam, q);
+	if (!q->fileio)
+		q->fileio_write_immediately = compressed;
+	cam->wr_len = min_t(size_t, count, U32_MAX);
+	ret = vb2_write(q, ubuf, count, ppos, file->f_flags & O_NONBLOCK);
+	if (q->fileio)
+		q->owner = file->private_data;
+	if (ret > 0 && !compressed) {
+		viacam_cb_lock(cam, q);
+		if (cam->fmt.sizeimage)
+			cam->wr_partial = (cam->wr_partial + ret) % cam->fmt.sizeimage;
+		viacam_cb_unlock(cam, q);
+	}
+	return ret;
+}
+
+/*
+ * write() on the backend node, under the backend queue's lock. A whole raw
+ * frame written while every streaming node has a buffer waiting goes
+ * straight into one of them (viacam_write_lent); anything else goes through
+ * vb2's write() emulation. Says ENODEV, not vb2's EIO, when the camera was
+ * removed meanwhile.
+ */
+ssize_t viacam_write(struct file *file, const char __user *ubuf, size_t count, loff_t *ppos)
+{
+	struct viacam_cam *cam = video_drvdata(file);
+	struct vb2_queue *q = &cam->out_q;
+	struct viacam_streamfmt sfmt;
+	bool whole = false;
+	ssize_t ret = 0;
+
+	if (mutex_lock_interruptible(q->lock))
+		return -ERESTARTSYS;
+	viacam_cb_lock(cam, q);
+	if (READ_ONCE(cam->gone))
+		ret = -ENODEV;
+	else if (q->owner && q->owner != file->private_data)
+		ret = -EBUSY;
+	else
+		whole = viacam_write_whole(cam, count);
+	viacam_streamfmt_from_pix(&sfmt, &cam->fmt);
+	viacam_cb_unlock(cam, q);
+
+	if (whole) {
+		ret = viacam_write_lent(cam, ubuf, count, &sfmt);
+		if (ret > 0 && !q->owner)
+			q->owner = file->private_data;	/* as vb2_fop_write() does */
+	}
+	if (!ret || ret == -EAGAIN)
+		ret = viacam_write_queued(cam, file, ubuf, count, ppos);
+	mutex_unlock(q->lock);
+	return ret < 0 && READ_ONCE(cam->gone) ? -ENODEV : ret;
 }
 
 /*
@@ -1448,7 +1540,7 @@ long viacam_lend_ioctl(struct file *file, unsigned int cmd, void __user *uarg)
 	else if (cmd == VIACAM_IOC_LEND)
 		ret = viacam_lend(cam, uarg);
 	else if (cmd == VIACAM_IOC_DELIVER)
-		ret = viacam_deliver(cam, &l);
+		ret = viacam_deliver(cam, &l, false);
 	else
 		ret = viacam_unlend(cam, l.id);
 	mutex_unlock(q->lock);
@@ -1490,6 +1582,8 @@ int viacam_queues_init(struct viacam_cam *cam, unsigned int ncons)
 	spin_lock_init(&cam->slock);
 	INIT_LIST_HEAD(&cam->out_pending);
 	INIT_LIST_HEAD(&cam->lent);
+	INIT_LIST_HEAD(&cam->stale_lends);
+	INIT_LIST_HEAD(&cam->parked);
 	INIT_WORK(&cam->frame_work, viacam_frame_work);
 	INIT_DELAYED_WORK(&cam->repeat_work, viacam_repeat_work);
 	cam->last_in = ktime_get();
@@ -1522,13 +1616,16 @@ int viacam_queues_init(struct viacam_cam *cam, unsigned int ncons)
 				 V4L2_BUF_TYPE_VIDEO_OUTPUT, &viacam_out_qops);
 }
 
-/* Is a capture node's queue set up (buffers allocated)? cam->lock held. */
-bool viacam_cap_busy(struct viacam_cam *cam)
+/*
+ * Is the queue of a capture node other than @except (NULL: of any) set up
+ * (buffers allocated)? cam->lock held.
+ */
+bool viacam_cap_busy(struct viacam_cam *cam, const struct viacam_consumer *except)
 {
 	unsigned int i;
 
 	for (i = 0; i < cam->ncons; i++)
-		if (vb2_is_busy(&cam->cons[i].q))
+		if (&cam->cons[i] != except && vb2_is_busy(&cam->cons[i].q))
 			return true;
 	return false;
 }

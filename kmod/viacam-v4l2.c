@@ -123,15 +123,8 @@ static bool viacam_size_listed_before(struct viacam_cam *cam, u32 i,
  */
 static bool viacam_cap_choice(struct viacam_cam *cam, struct file *file)
 {
-	struct viacam_consumer *self = vdev_to_cons(video_devdata(file));
-	unsigned int i;
-
-	if (!viacam_declared(cam))
-		return false;
-	for (i = 0; i < cam->ncons; i++)
-		if (&cam->cons[i] != self && vb2_is_busy(&cam->cons[i].q))
-			return false;
-	return true;
+	return viacam_declared(cam) &&
+	       !viacam_cap_busy(cam, vdev_to_cons(video_devdata(file)));
 }
 
 /* The declared tuple closest to @fourcc/@width/@height (the format wins over the size). */
@@ -284,7 +277,7 @@ static int viacam_s_formats(struct viacam_cam *cam, struct viacam_format *list, 
 		struct v4l2_fract old_iv = cam->interval;
 
 		viacam_snap_to_declared(cam);
-		if (viacam_cap_busy(cam) &&
+		if (viacam_cap_busy(cam, NULL) &&
 		    (old.pixelformat != cam->fmt.pixelformat || old.width != cam->fmt.width ||
 		     old.height != cam->fmt.height || old.sizeimage != cam->fmt.sizeimage)) {
 			/* A consumer's buffers are sized for the old tuple: keep it. */
@@ -899,7 +892,7 @@ static int viacam_s_fmt_out(struct file *file, void *fh, struct v4l2_format *f)
 	if (vb2_is_busy(&cam->out_q))
 		return -EBUSY;
 	/* In plain mode the capture node offers what the producer sets. */
-	if (viacam_cap_busy(cam) && memcmp(&cam->fmt, &f->fmt.pix, sizeof(cam->fmt)))
+	if (viacam_cap_busy(cam, NULL) && memcmp(&cam->fmt, &f->fmt.pix, sizeof(cam->fmt)))
 		return -EBUSY;
 	cam->fmt = f->fmt.pix;
 	return 0;

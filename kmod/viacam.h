@@ -39,6 +39,20 @@ struct viacam_buf {
 	struct list_head list;
 	u32 lend_id;			/* capture buffers: its id in VIACAM_IOC_LEND */
 	bool lent;			/* on cam->lent (slock) */
+	/*
+	 * An MMAP capture buffer's memory exported once, on its first lend
+	 * (copy_lock held; the buffer is off every list then), and put in
+	 * buf_cleanup. A lend takes a reference of its own, so the memory
+	 * outlives the buffer while the producer still writes into it.
+	 */
+	struct dma_buf *dbuf;
+	/*
+	 * stale: on cam->stale_lends (slock): its node's stop ended its lend
+	 * while the producer may still be writing into its memory; queued
+	 * again meanwhile, it waits on cam->parked, not on its node's list.
+	 */
+	struct list_head stale_link;
+	bool stale;
 };
 
 static inline struct viacam_buf *to_viacam_buf(struct vb2_buffer *vb)
@@ -127,12 +141,12 @@ struct viacam_cam {
 	/* Buffers allocated on the backend queue (buf_init/buf_cleanup, under out_qlock) */
 	unsigned int out_nbufs;
 	/*
-	 * copy_lock: owns the right to take a capture buffer off cap_queued and
-	 * fill it. Held by the worker and out_buf_queue around each copy, and by
-	 * a direct write() around its copy_from_user (which runs without
-	 * cam->lock), so capture buffers complete in sequence order and src_buf
-	 * cannot be overwritten while it is read. Never held while waiting for
-	 * anything else.
+	 * copy_lock: owns the right to take a capture buffer off a node's queued
+	 * list and fill it. Held by the worker and out_buf_queue around each
+	 * copy, and around a lend's take and delivery (LEND, DELIVER, write()),
+	 * so capture buffers complete in sequence order and src_buf cannot be
+	 * overwritten while it is read. Never held while waiting for user space
+	 * or anything else.
 	 */
 	struct mutex copy_lock;
 	u32 wr_partial;			/* bytes of a frame begun with vb2's write() */
@@ -155,6 +169,8 @@ struct viacam_cam {
 	spinlock_t slock;
 	struct list_head out_pending;	/* backend frames not yet seen by the worker */
 	struct list_head lent;		/* capture buffers lent to the producer (LEND) */
+	struct list_head stale_lends;	/* buffers whose lend their node's stop ended */
+	struct list_head parked;	/* such buffers queued again: not filled yet */
 	struct viacam_buf *held;	/* newest backend frame, kept by the bridge */
 	bool held_shown;		/* held was copied to a capture buffer */
 	/*
@@ -211,7 +227,7 @@ static inline struct viacam_consumer *vdev_to_cons(struct video_device *vdev)
 	return vdev == &cam->out_vdev ? NULL : container_of(vdev, struct viacam_consumer, vdev);
 }
 
-bool viacam_cap_busy(struct viacam_cam *cam);
+bool viacam_cap_busy(struct viacam_cam *cam, const struct viacam_consumer *except);
 int viacam_qbuf(struct file *file, void *fh, struct v4l2_buffer *b);
 long viacam_lend_ioctl(struct file *file, unsigned int cmd, void __user *uarg);
 

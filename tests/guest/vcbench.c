@@ -35,6 +35,10 @@
  *                               producer at the top and at the bottom of each frame) differ in
  *                               that copy: torn frames, a producer writing into memory a
  *                               consumer still reads
+ *   --cap-read                  the consumer read()s each frame into freshly mapped memory, as a
+ *                               reader that malloc()s a buffer per frame does (vb2's read()
+ *                               emulation copies it to user space, faulting its pages in, under
+ *                               the capture queue's lock) instead of streaming mmap buffers
  *   --extra DEV                 stream --mode fps: one more consumer, in a thread of its own, on
  *                               DEV (another capture node of the camera, or for v4l2loopback
  *                               the same node opened again); repeatable, at most 3. Adds
@@ -100,7 +104,7 @@ static struct {
 	const char *extra[MAX_EXTRA];
 	int nextra;
 	uint32_t w, h;
-	bool path_mmap, path_lend, declare, torn;
+	bool path_mmap, path_lend, declare, torn, cap_read;
 	const char *path;		/* "write", "mmap" or "lend" */
 	double seconds, rate;
 	long frames, warmup;
@@ -592,9 +596,11 @@ static void consumer_setup(void)
 	    f.fmt.pix.pixelformat != V4L2_PIX_FMT_YUYV)
 		die("capture node offers %ux%u %.4s, not the producer's %ux%u YUYV",
 		    f.fmt.pix.width, f.fmt.pix.height, (char *)&f.fmt.pix.pixelformat, opt.w, opt.h);
-	side_mmap(&cons, cons.fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, opt.buffers);
 	if (opt.torn && !(copy_buf = malloc(frame_size)))
 		die("out of memory");
+	if (opt.cap_read)
+		return;	/* read() sets its own buffers up */
+	side_mmap(&cons, cons.fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, opt.buffers);
 	for (unsigned int i = 0; i < cons.count; i++)
 		if (qbuf(&cons, i, 0) < 0)
 			die("capture QBUF %u: %s", i, strerror(errno));
@@ -655,6 +661,29 @@ static long consume_one(uint64_t *t_dq)
 				 .memory = V4L2_MEMORY_MMAP };
 	struct frame_hdr h;
 
+	if (opt.cap_read) {
+		/*
+		 * Into fresh memory each time, as a reader that malloc()s and free()s a
+		 * frame-sized buffer per frame does (glibc maps and unmaps one that big):
+		 * the kernel's copy to it faults its pages in.
+		 */
+		uint8_t *m = mmap(NULL, frame_size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ssize_t n;
+
+		if (m == MAP_FAILED)
+			die("mmap: %s", strerror(errno));
+		n = read(cons.fd, m, frame_size);
+		if (n >= (ssize_t)sizeof(h))
+			memcpy(&h, m, sizeof(h));
+		munmap(m, frame_size);
+		if (n < 0 && errno == EINTR)
+			return -1;
+		if (n < (ssize_t)sizeof(h))
+			die("capture read(): %s", n < 0 ? strerror(errno) : "short");
+		*t_dq = now_ns();
+		return h.magic == MAGIC ? (long)h.counter : 0;
+	}
 	if (ioctl(cons.fd, VIDIOC_DQBUF, &b) < 0) {
 		if (errno == EINTR)
 			return -1;
@@ -736,7 +765,8 @@ static void close_pair(void)
 			munmap(extra[k].mem[i], extra[k].len[i]);
 		close(extra[k].fd);
 	}
-	streamoff(&cons);
+	if (!opt.cap_read)
+		streamoff(&cons);
 	if (opt.path_mmap)
 		streamoff(&prod);
 	for (unsigned int i = 0; i < cons.count; i++)
@@ -1090,7 +1120,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: vcbench stream|ctrl|idle --prod DEV --cap DEV [--size WxH] [--path write|mmap|lend]\n"
 		"         [--mode fps|latency] [--load stream|blocked] [--seconds T] [--rate F]\n"
-		"         [--frames N] [--warmup N] [--buffers N] [--stats FILE] [--declare]\n"
+		"         [--frames N] [--warmup N] [--buffers N] [--stats FILE] [--declare] [--cap-read]\n"
 		"         [--ctrl ID] [--extra DEV]... [--impl NAME] [--kernel K] [--tag KEY=VAL]...\n");
 	exit(2);
 }
@@ -1155,6 +1185,8 @@ int main(int argc, char **argv)
 			opt.declare = true;
 		else if (!strcmp(a, "--torn"))
 			opt.torn = true;
+		else if (!strcmp(a, "--cap-read"))
+			opt.cap_read = true;
 		else
 			usage();
 #undef ARG

@@ -36,6 +36,9 @@
  *       two capture nodes of one camera: one stops while the producer's QBUF copies a frame
  *       to the other (inject bit 3)
  *       hand-off races, each window made 200 ms wide by viacam's "inject" parameter
+ *   vctest race stale-lend CAPDEV OUTDEV
+ *       a write()'s copy into a capture buffer waits for user space while the consumer
+ *       restarts: that buffer stays out of use until the write() is done with it
  *   vctest race uffd CAPDEV OUTDEV ID
  *       a producer's write() waits for a userfaultfd handler; consumers must not wait
  *   vctest race uffd-read CAPDEV OUTDEV ID
@@ -2023,6 +2026,110 @@ static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct
 	return failures ? 1 : 0;
 }
 
+/*
+ * stale-lend: a write()'s copy into a capture buffer (the bridge lends it to
+ * the write) waits for user space (userfaultfd) while the consumer stops,
+ * queues its buffers again and streams on. The stop does not wait for the
+ * write(); but the buffer the write() is still filling must not be filled
+ * again or given to the consumer until the write() is done with it: no frame
+ * the consumer holds may change under it when the copy goes on.
+ */
+static int race_stale_lend(int capfd, int outfd)
+{
+	struct write_job w = { .fd = outfd };
+	struct uffdio_zeropage zp = { .mode = 0 };
+	uint8_t *snap[2] = { NULL, NULL }, *frame;
+	struct uffd_msg msg;
+	struct stream cap;
+	struct v4l2_buffer b;
+	struct pollfd p;
+	uint32_t size, counter = 0;
+	int uffd, got = 0, changed = 0, r;
+	size_t maplen;
+	pthread_t wt;
+	void *mem;
+	double t;
+
+	CHECK(set_out_fmt(outfd, 640, 480, &size) == 0, "producer S_FMT 640x480");
+	if (stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0 || cap.count != 2)
+		return 1;
+	CHECK(qbuf(&cap, 0, 0) == 0 && qbuf(&cap, 1, 0) == 0 && streamon(&cap) == 0,
+	      "consumer streams, two buffers wait");
+	frame = malloc(size);
+	if (!frame)
+		return 1;
+	/* A first frame, so that the repeats show frame 5. */
+	fill_frame(frame, size, 5);
+	CHECK(write(outfd, frame, size) == (ssize_t)size, "write() of frame 5");
+	r = dqbuf_wait(&cap, &b, 3000);
+	CHECK(r == 0 && check_frame(cap.mem[b.index], b.bytesused, &counter) == FRAME_REAL &&
+	      counter == 5, "the consumer gets frame 5");
+	if (!r)
+		qbuf(&cap, b.index, 0);
+
+	uffd = uffd_buffer(size, &mem, &maplen);
+	if (uffd < 0)
+		return 1;
+	w.buf = mem;
+	w.len = size;
+	pthread_create(&wt, NULL, write_main, &w);
+	p = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	CHECK(poll(&p, 1, 5000) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	      msg.event == UFFD_EVENT_PAGEFAULT,
+	      "the write() of the next frame waits for a page of its memory");
+	t = now_ms();
+	CHECK(streamoff(&cap) == 0, "consumer STREAMOFF while the write() waits (%.0f ms)",
+	      now_ms() - t);
+	CHECK(qbuf(&cap, 0, 0) == 0 && qbuf(&cap, 1, 0) == 0 && streamon(&cap) == 0,
+	      "consumer queues both buffers again and streams on");
+	/* The bridge repeats frame 5 after its timeout: keep every buffer that comes. */
+	for (t = now_ms(); now_ms() - t < 2000 && got < 2;) {
+		if (dqbuf_wait(&cap, &b, 200) || b.index >= 2 || snap[b.index])
+			continue;
+		snap[b.index] = malloc(size);
+		if (!snap[b.index])
+			return 1;
+		memcpy(snap[b.index], cap.mem[b.index], size);
+		got++;
+	}
+	CHECK(got >= 1, "repeats come while the write() waits (%d buffers)", got);
+	/* Let the write() go on: it copies zeros. */
+	zp.range.start = (uintptr_t)mem;
+	zp.range.len = maplen;
+	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) < 0)
+		fail("UFFDIO_ZEROPAGE: %s", strerror(errno));
+	pthread_join(wt, NULL);
+	CHECK(w.ret == (ssize_t)size, "the write() takes its frame once the pages come (%zd, %s)",
+	      w.ret, w.ret < 0 ? strerror(w.err) : "ok");
+	for (int i = 0; i < 2; i++)
+		if (snap[i] && memcmp(snap[i], cap.mem[i], size))
+			changed++;
+	CHECK(!changed, "no buffer the consumer holds changed when the write()'s copy went on "
+	      "(%d of %d changed)", changed, got);
+	/* The camera works on: both buffers go round again, and a new frame comes. */
+	for (int i = 0; i < 2; i++)
+		if (snap[i])
+			qbuf(&cap, i, 0);
+	fill_frame(frame, size, 6);
+	CHECK(write(outfd, frame, size) == (ssize_t)size, "write() of frame 6");
+	counter = 0;
+	for (t = now_ms(); now_ms() - t < 3000 && counter != 6;) {
+		if (dqbuf_wait(&cap, &b, 200))
+			continue;
+		check_frame(cap.mem[b.index], b.bytesused, &counter);
+		qbuf(&cap, b.index, 0);
+	}
+	CHECK(counter == 6, "the consumer gets frame 6 (last counter %u)", counter);
+	streamoff(&cap);
+	stream_unmap(&cap);
+	close(uffd);
+	munmap(mem, maplen);
+	free(snap[0]);
+	free(snap[1]);
+	free(frame);
+	return failures ? 1 : 0;
+}
+
 /* The producer and the control node while a consumer's read() waits (race_uffd_read). */
 struct producer_ops {
 	int ctl, capfd;
@@ -2384,6 +2491,8 @@ static int cmd_race(int argc, char **argv)
 		ret = race_small_src(capfd, outfd);
 	else if (!strcmp(argv[1], "qbuf-done"))
 		ret = race_qbuf_done(capfd, outfd);
+	else if (!strcmp(argv[1], "stale-lend"))
+		ret = race_stale_lend(capfd, outfd);
 	else
 		ret = 2;
 	close(capfd);
@@ -2433,12 +2542,13 @@ static int repeats_of(struct stream *s, uint32_t want, int ms, bool hold, int *p
 }
 
 /*
- * A write()n frame goes straight into a capture buffer. When the producer
+ * A write()n frame goes straight into a capture buffer (MMAP), or through
+ * vb2's write() emulation and the held frame (USERPTR). When the producer
  * then stalls (camera timeout 500 ms), the bridge repeats that frame, and
  * only that frame: not an older or neutral one while the consumer holds the
  * buffer (it waits for it), nor later while a sink-like consumer always
  * holds the newest buffer. QUERY stops saying BACKEND_STREAMING when the
- * consumer stops streaming and when the writer closes its handle.
+ * consumer stops streaming (MMAP) and when the writer closes its handle.
  */
 static int cmd_repeats(int argc, char **argv)
 {
@@ -2496,8 +2606,13 @@ static int cmd_repeats(int argc, char **argv)
 	st = cam_state(ctl, id);
 	CHECK(st & VIACAM_STATE_BACKEND_STREAMING, "QUERY: streaming backend again (state %#x)", st);
 	CHECK(streamoff(&cap) == 0, "consumer STREAMOFF");
+	/*
+	 * Into USERPTR buffers a frame goes by vb2's write() emulation (the
+	 * bridge cannot keep the consumer's memory while it waits for the
+	 * writer), whose queue streams until the writer closes.
+	 */
 	st = cam_state(ctl, id);
-	CHECK(!(st & VIACAM_STATE_BACKEND_STREAMING),
+	CHECK(userptr || !(st & VIACAM_STATE_BACKEND_STREAMING),
 	      "QUERY: no streaming backend once no consumer streams (state %#x)", st);
 
 	/* Again, and this time the writer closes its handle. */
@@ -2815,6 +2930,34 @@ static bool lend_got(struct stream **cs, int n, uint32_t counter, uint64_t ts_ns
 }
 
 /*
+ * Lend, write and deliver @n frames, numbered from *@counter on (with a capture time 5 ms
+ * old if @ts), and check that each reaches the first @nc consumers of @cs.
+ */
+static bool lend_frames(int outfd, struct lend_maps *maps, uint32_t size, struct stream **cs,
+			int nc, int n, uint32_t *counter, bool ts)
+{
+	struct viacam_lend l;
+	uint8_t *mem;
+
+	for (int k = 0; k < n; k++, (*counter)++) {
+		uint64_t t = ts ? mono_ns() - 5000000 : 0;
+		int r = lend_one(outfd, maps, &l, &mem);
+
+		if (!r) {
+			fill_frame(mem, size, *counter);
+			r = deliver(outfd, l.id, size, t);
+		}
+		if (r) {
+			fail("LEND/DELIVER of frame %u: %s", *counter, strerror(-r));
+			return false;
+		}
+		if (!lend_got(cs, nc, *counter, t))
+			return false;
+	}
+	return true;
+}
+
+/*
  * vctest lend CAPDEV CAPDEV2 OUTDEV: a producer that writes each frame into a lent
  * capture buffer. One consumer: 0 kernel copies; two: one copy per frame (for the other
  * node); the capture time given with DELIVER on every node; EBUSY for a handle that is not
@@ -2825,8 +2968,8 @@ static int cmd_lend(int argc, char **argv)
 {
 	struct stream out, c1, c2, *both[2] = { &c1, &c2 };
 	struct lend_maps maps = { .n = 0 };
-	struct viacam_lend l;
-	uint32_t size, counter = 1;
+	struct viacam_lend l, lends[2];
+	uint32_t size, counter = 1, stale, ids[2];
 	uint8_t *mem;
 	long long k0, k1;
 	int outfd, fd1, fd2, other, r, good;
@@ -2853,25 +2996,7 @@ static int cmd_lend(int argc, char **argv)
 
 	/* One consumer: each frame written into its own buffer, no kernel copy. */
 	k0 = cam_copies(argv[1]);
-	good = 1;
-	for (int n = 0; n < 30 && good; n++, counter++) {
-		uint64_t ts = mono_ns() - 5000000;
-
-		r = lend_one(outfd, &maps, &l, &mem);
-		if (r) {
-			fail("LEND of frame %u: %s", counter, strerror(-r));
-			good = 0;
-			break;
-		}
-		fill_frame(mem, size, counter);
-		r = deliver(outfd, l.id, size, ts);
-		if (r) {
-			fail("DELIVER of frame %u: %s", counter, strerror(-r));
-			good = 0;
-			break;
-		}
-		good = lend_got(both, 1, counter, ts);
-	}
+	good = lend_frames(outfd, &maps, size, both, 1, 30, &counter, true);
 	k1 = cam_copies(argv[1]);
 	CHECK(good, "one consumer: 30 frames lent, written and delivered, each with its capture time");
 	CHECK(k0 >= 0 && k1 == k0, "...with 0 kernel copies (copies %lld -> %lld)", k0, k1);
@@ -2881,22 +3006,7 @@ static int cmd_lend(int argc, char **argv)
 	fd2 = fanout_consumer(&c2, argv[2]);
 	CHECK(fd2 >= 0, "consumer 2 streams on the second node");
 	k0 = cam_copies(argv[1]);
-	good = 1;
-	for (int n = 0; n < 30 && good; n++, counter++) {
-		uint64_t ts = mono_ns() - 5000000;
-
-		r = lend_one(outfd, &maps, &l, &mem);
-		if (!r) {
-			fill_frame(mem, size, counter);
-			r = deliver(outfd, l.id, size, ts);
-		}
-		if (r) {
-			fail("frame %u: %s", counter, strerror(-r));
-			good = 0;
-			break;
-		}
-		good = lend_got(both, 2, counter, ts);
-	}
+	good = lend_frames(outfd, &maps, size, both, 2, 30, &counter, true);
 	k1 = cam_copies(argv[1]);
 	CHECK(good, "two consumers: 30 frames, both nodes get each with the same capture time");
 	CHECK(k1 - k0 == 30, "...with one kernel copy per frame, for the second node (%lld)",
@@ -2918,17 +3028,46 @@ static int cmd_lend(int argc, char **argv)
 	r = deliver(outfd, l.id, size, 0);
 	CHECK(r == -ESTALE, "DELIVER of that buffer: ESTALE (%s)", strerror(-r));
 	/* Node 2 lends now; node 1 streams again afterwards. */
-	r = lend_one(outfd, &maps, &l, &mem);
-	if (!r) {
-		fill_frame(mem, size, counter);
-		r = deliver(outfd, l.id, size, 0);
-	}
-	CHECK(!r && lend_got(both + 1, 1, counter, 0), "node 2 lends and gets frame %u", counter);
-	counter++;
+	CHECK(lend_frames(outfd, &maps, size, both + 1, 1, 1, &counter, false),
+	      "node 2 lends and gets frame %u", counter - 1);
 	stream_unmap(&c1);
 	close(fd1);
 	fd1 = fanout_consumer(&c1, argv[1]);
 	CHECK(fd1 >= 0, "consumer 1 streams again");
+
+	/*
+	 * A lend its node's stop ended is stale until the producer lets go of it (DELIVER or
+	 * UNLEND, answered ESTALE): queued again meanwhile, that buffer is neither filled nor
+	 * lent, for the producer may still be writing into it.
+	 */
+	r = lend_one(outfd, &maps, &l, &mem);
+	stale = l.id;
+	CHECK(!r && streamoff(&c1) == 0, "LEND (node 1), then consumer 1 stops");
+	CHECK(qbuf(&c1, 0, 0) == 0 && qbuf(&c1, 1, 0) == 0 && streamon(&c1) == 0,
+	      "...queues both buffers again and streams on, the lend still out");
+	r = lend_one(outfd, &maps, &l, &mem);
+	CHECK(!r && l.id != stale, "LEND gives node 1's other buffer, not the stale one (%u, %u)",
+	      l.id, stale);
+	CHECK(!r && xioctl(outfd, VIACAM_IOC_UNLEND, &l) == 0, "...UNLEND it");
+	r = xioctl(outfd, VIACAM_IOC_LEND, &l) == 0 ? 0 : errno;
+	if (!r)
+		close(l.fd);
+	CHECK(!r && l.id != stale && xioctl(outfd, VIACAM_IOC_UNLEND, &l) == 0,
+	      "LEND again: still not the stale one (%u)", l.id);
+	r = deliver(outfd, stale, size, 0);
+	CHECK(r == -ESTALE, "the producer lets go: DELIVER of the ended lend says ESTALE (%s)",
+	      strerror(-r));
+	ids[0] = ids[1] = 0;
+	for (int k = 0; k < 2; k++)
+		if (xioctl(outfd, VIACAM_IOC_LEND, &lends[k]) == 0) {
+			close(lends[k].fd);
+			ids[k] = lends[k].id;
+		}
+	CHECK(ids[0] == stale || ids[1] == stale,
+	      "now node 1's buffer is lent again (ids %u %u, stale %u)", ids[0], ids[1], stale);
+	for (int k = 0; k < 2; k++)
+		if (ids[k])
+			xioctl(outfd, VIACAM_IOC_UNLEND, &lends[k]);
 
 	/* The producer's STREAMOFF ends its lends: the buffer waits for frames again. */
 	r = lend_one(outfd, &maps, &l, &mem);
@@ -2939,16 +3078,8 @@ static int cmd_lend(int argc, char **argv)
 	CHECK(streamon(&out) == 0, "producer streams again");
 	r = xioctl(outfd, VIACAM_IOC_UNLEND, &l) < 0 ? errno : 0;
 	CHECK(r == ESTALE, "the old lend is over: UNLEND says ESTALE (%s)", strerror(r));
-	good = 1;
-	for (int n = 0; n < 10 && good; n++, counter++) {
-		r = lend_one(outfd, &maps, &l, &mem);
-		if (!r) {
-			fill_frame(mem, size, counter);
-			r = deliver(outfd, l.id, size, 0);
-		}
-		good = !r && lend_got(both, 2, counter, 0);
-	}
-	CHECK(good, "after all that, 10 more frames reach both nodes");
+	CHECK(lend_frames(outfd, &maps, size, both, 2, 10, &counter, false),
+	      "after all that, 10 more frames reach both nodes");
 
 	/* Neither consumer has a buffer queued: nothing to lend. */
 	streamoff(&c1);

@@ -39,14 +39,18 @@
 #    capture buffers reach one node with 0 kernel copies and two with one copy per frame, with
 #    the capture time given; EBUSY, EAGAIN and ESTALE (UNLEND, the lender stopping, the
 #    producer's STREAMOFF) where the uapi says so; lockdep/KASAN on the debug kernel;
+#  - stale-lend: a write()'s copy into a capture buffer waits for user space (userfaultfd) while
+#    the consumer stops, queues its buffers again and streams on: the stop does not wait, and
+#    that buffer is neither filled nor given to the consumer until the write() is done with it
+#    (a repeat frame the consumer held was overwritten when the copy went on);
 #  - fanout: a camera with two capture nodes; one node's consumer stops (STREAMOFF, close())
 #    while the producer's QBUF copies a frame to the other (inject bit 3): the stop returns
 #    after the copy in flight, the other node gets the frame, and both get the next one.
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout lend uffd uffd-read \
-	uffd-declare slow-stop repeats repeats-userptr; do
+for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout lend stale-lend uffd \
+	uffd-read uffd-declare slow-stop repeats repeats-userptr; do
 	"$BIN/viacamctl" add --label "race $mode" --timeout 500 --consumers 2 >"$RES/add-$mode.log" ||
 		die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
