@@ -13,7 +13,7 @@
 # v4l2loopback's node for reference). Every result line goes to
 # $VIACAM_RESULTS/results.txt; "meta" lines describe the run.
 # Knobs: $VIACAM_RESULTS/bench.conf (written by run.sh): BENCH_SIZES, BENCH_FPS_SECONDS,
-# BENCH_LAT30_FRAMES, BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS, BENCH_CONSUMERS_SIZE.
+# BENCH_LAT30_FRAMES, BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS, BENCH_CONSUMERS_SIZE, BENCH_PARTS.
 set -uo pipefail
 src=${VIACAM_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 out=${VIACAM_RESULTS:-/tmp}
@@ -22,6 +22,7 @@ kver=$(uname -r)
 BENCH_SIZES="640x480 1280x720 1920x1080"
 BENCH_FPS_SECONDS=4 BENCH_LAT30_FRAMES=150 BENCH_LAT60_FRAMES=300 BENCH_CTRL_SECONDS=4
 BENCH_CONSUMERS_SIZE=640x480
+BENCH_PARTS="stream consumers ctrl"	# which parts run (a quick look at one: BENCH_PARTS=ctrl)
 # shellcheck disable=SC1091
 [ -f "$out/bench.conf" ] && . "$out/bench.conf"
 vcbench=$build/host/vcbench
@@ -31,6 +32,7 @@ errors=0
 t_start=$(date +%s)
 
 say() { echo "bench: $*"; }
+part() { [[ " $BENCH_PARTS " == *" $1 "* ]]; }
 meta() { echo "meta $*" >>"$res"; }
 [ -x "$vcbench" ] || { say "no $vcbench (make host)"; exit 1; }
 
@@ -121,7 +123,7 @@ meta "sizes=$(echo $BENCH_SIZES | tr ' ' ,) fps_seconds=$BENCH_FPS_SECONDS lat30
 run "idle" idle --prod none --cap none --impl idle --seconds 3
 
 # Streaming figures: per size and path, viacam and the peer side by side.
-for size in $BENCH_SIZES; do
+part stream && for size in $BENCH_SIZES; do
 	for path in write mmap lend; do
 		for impl in viacam v4l2loopback; do
 			# lend: viacam's zero-copy path (VIACAM_IOC_LEND); v4l2loopback has none
@@ -149,7 +151,7 @@ done
 
 # Several consumers of one stream: 2 and 4, unpaced, both producer paths, viacam and the peer.
 meta "consumers_size=$BENCH_CONSUMERS_SIZE"
-for n in 2 4; do
+part consumers && for n in 2 4; do
 	for path in write mmap lend; do
 		for impl in viacam v4l2loopback; do
 			[ $path = lend ] && [ $impl != viacam ] && continue
@@ -170,24 +172,34 @@ for n in 2 4; do
 	done
 done
 
-# Control-ioctl latency on the capture node: a 1080p stream at 30 fps (write() and mmap
-# producer), and a consumer blocked in DQBUF with no frames coming.
+# Control-ioctl latency on the capture node: a 1080p stream at 30 fps (write(), mmap and
+# viacam's lend producer; an mmap producer with a read() consumer), and a consumer blocked in
+# DQBUF with no frames coming.
 ctrl_runs() {	# IMPL TAG ARGS...
 	local impl=$1 tag=$2
 	shift 2
-	local path
-	for path in write mmap; do
+	local path paths=(write mmap)
+	# lend: viacam's zero-copy producer, the 2010 question with the copy gone
+	[ "$impl" = viacam ] && paths+=(lend)
+	for path in "${paths[@]}"; do
 		say "ctrl $impl $tag stream 1920x1080 $path"
 		run "ctrl $impl $tag stream $path" ctrl "$@" --impl "$impl" --tag "$tag" \
 			--load stream --tag load=stream --size 1920x1080 --path "$path" --rate 30 \
 			--seconds "$BENCH_CTRL_SECONDS"
 	done
+	# a consumer that read()s: vb2 copies each frame to it under the capture queue's lock
+	say "ctrl $impl $tag stream 1920x1080 mmap, read() consumer"
+	run "ctrl $impl $tag read" ctrl "$@" --impl "$impl" --tag "$tag" --load stream \
+		--tag load=read --cap-read --size 1920x1080 --path mmap --rate 30 \
+		--seconds "$BENCH_CTRL_SECONDS"
 	say "ctrl $impl $tag blocked"
 	run "ctrl $impl $tag blocked" ctrl "$@" --impl "$impl" --tag "$tag" --load blocked \
 		--tag load=blocked --size 640x480 --path write --seconds "$BENCH_CTRL_SECONDS"
 }
-ctrl_runs viacam queue_lock=0 --prod "$vc_out" --cap "$vc_cap" --declare
-if [ $ql = yes ]; then
+part ctrl && ctrl_runs viacam queue_lock=0 --prod "$vc_out" --cap "$vc_cap" --declare
+if ! part ctrl; then
+	:
+elif [ $ql = yes ]; then
 	if load_viacam queue_lock=1 && grep -qxE "Y|1" /sys/module/viacam/parameters/queue_lock; then
 		ctrl_runs viacam queue_lock=1 --prod "$vc_out" --cap "$vc_cap" --declare
 	else
@@ -198,7 +210,7 @@ if [ $ql = yes ]; then
 else
 	say "queue_lock parameter not available"
 fi
-[ -n "$lb" ] && ctrl_runs v4l2loopback queue_lock=na --prod "$lb" --cap "$lb"
+part ctrl && [ -n "$lb" ] && ctrl_runs v4l2loopback queue_lock=na --prod "$lb" --cap "$lb"
 
 [ -n "$lb" ] && rmmod v4l2loopback
 rmmod viacam

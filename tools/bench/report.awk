@@ -200,7 +200,7 @@ END {
 		# Table 3: locking.
 		printf "**Control ioctls on the capture node** (a third file handle; µs p50 / p99 / max; " \
 			"one round of QUERYCAP, G_CTRL, S_CTRL per ms for %s s). Loads: a 1920×1080 stream " \
-			"paced at 30 fps with a write() or an mmap producer; a consumer blocked in DQBUF " \
+			"paced at 30 fps with a write(), an mmap or (viacam) a lend producer, and with an mmap producer and a consumer that read()s; a consumer blocked in DQBUF " \
 			"(640×480) after the producer's only frame. Controls: viacam a declared Brightness, " \
 			"v4l2loopback its own `keep_format`.\n\n", meta[s, "ctrl_seconds"]
 		if (meta[s, "queue_lock_param"] != "yes")
@@ -212,10 +212,10 @@ END {
 		for (ri = 1; ri <= 3; ri++) {
 			split(rows[ri], rr, "/")
 			impl = rr[1]; ql = rr[2]
-			for (li = 1; li <= 3; li++) {
-				load = li == 3 ? "blocked" : "stream"
-				size = li == 3 ? "640x480" : "1920x1080"
-				path = li == 2 ? "mmap" : "write"
+			for (li = 1; li <= 5; li++) {
+				load = li == 5 ? "blocked" : (li == 4 ? "read" : "stream")
+				size = li == 5 ? "640x480" : "1920x1080"
+				path = (li == 2 || li == 4) ? "mmap" : (li == 3 ? "lend" : "write")
 				ctx = ql "/" load
 				if (get(s, impl, size, path, ctx, "ctrl_rounds") == "") continue
 				cell = ""
@@ -227,7 +227,7 @@ END {
 				lf = get(s, impl, size, path, ctx, "load_fps")
 				printf "| %s | %s | %s%s | %s | %s |\n", impl,
 					ql == "na" ? "(own locking)" : (ql == 0 ? "queue_lock=0 (shared)" : "queue_lock=1 (per queue)"),
-					load == "blocked" ? "consumer blocked in DQBUF" : (path == "write" ? "1080p30, write() producer" : "1080p30, mmap producer"),
+					load == "blocked" ? "consumer blocked in DQBUF" : (load == "read" ? "1080p30, mmap producer, read() consumer" : (path == "write" ? "1080p30, write() producer" : (path == "lend" ? "1080p30, lend producer (0 copies)" : "1080p30, mmap producer"))),
 					cell, get(s, impl, size, path, ctx, "ctrl_rounds"),
 					load == "blocked" ? "— (" fps(lf) " DQBUF returns/s)" : fps(lf)
 			}
@@ -258,12 +258,15 @@ END {
 			impl = rr[1]; ql = rr[2]
 			a = get(s, impl, "1920x1080", "write", ql "/stream", "querycap_p99_us")
 			b = get(s, impl, "1920x1080", "mmap", ql "/stream", "querycap_p99_us")
+			d = get(s, impl, "1920x1080", "lend", ql "/stream", "querycap_p99_us")
+			e = get(s, impl, "1920x1080", "mmap", ql "/read", "querycap_p99_us")
 			c = get(s, impl, "640x480", "write", ql "/blocked", "querycap_p99_us")
 			if (!num(a) && !num(b) && !num(c)) continue
 			printf "- QUERYCAP p99 on the capture node, %s: %s µs during the 1080p write() " \
-				"stream, %s µs during the mmap stream, %s µs with a consumer blocked in DQBUF.\n",
+				"stream, %s µs during the mmap stream,%s %s µs with a consumer blocked in DQBUF.\n",
 				(impl == "v4l2loopback" ? "v4l2loopback (no lock around its ioctls)" : "viacam queue_lock=" ql),
-				us(a), us(b), us(c)
+				us(a), us(b), (num(d) ? " " us(d) " µs during the zero-copy (lend) stream," : "") \
+				(num(e) ? " " us(e) " µs with a read() consumer of the mmap stream," : ""), us(c)
 		}
 		printf "\n"
 	}

@@ -67,8 +67,9 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
 - **Copies** are kernel copies of a frame per delivered frame. viacam's come from the
   \`copies\` line of its sysfs \`viacam_stats\` (every copy the kernel makes for the camera,
   on every path; n/a when the loaded module has no such counter). A write() of a whole frame
-  while a capture buffer waits is copied from user space straight into that buffer (one
-  copy); an mmap producer's QBUF copies its buffer into a waiting capture buffer right in the
+  while every streaming node has a buffer waiting is copied from user space straight into one
+  of those buffers (one copy: the bridge lends the buffer to the write() inside the kernel);
+  an mmap producer's QBUF copies its buffer into a waiting capture buffer right in the
   QBUF call (one copy); only frames that find no capture buffer waiting take a second copy
   (vb2's write() emulation, then the hand-off). v4l2loopback has no counter; its source says:
   \`write()\` does one copy_from_user into a buffer the consumer maps directly, and an mmap
@@ -82,7 +83,8 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
   little. viacam gives each side its own vb2 queue (ownership is clear, DMABUF/USERPTR on both
   sides, v4l2-compliance clean) and copies each frame once (copies = 1.00) on its mmap path.
   Its **lend** path is the zero-copy one: the producer asks for a queued capture buffer
-  (\`VIACAM_IOC_LEND\`, a dma-buf it maps once per buffer), writes the frame into it and hands
+  (\`VIACAM_IOC_LEND\`, a dma-buf the bridge exports once per buffer and the producer maps
+  once per buffer), writes the frame into it and hands
   it over (\`VIACAM_IOC_DELIVER\`): 0 copies, and no tearing, because the consumer gets the
   buffer only after the producer is done with it. The "lend (vs mmap)" rows compare it with
   v4l2loopback's mmap path. An unpaced lend producer waits (yielding the CPU) while every
@@ -90,9 +92,10 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
   tries; a paced one falls back at once.
 - **Several consumers** (the table after the torn frames): viacam gives each consumer a
   capture node of its own (\`consumers = N\`), with its own vb2 queue, and copies each frame
-  into every streaming node's buffer: N copies per frame on the mmap path, N + 1 on the write()
-  path when the frame takes vb2's write() emulation (the direct write() needs exactly one node
-  streaming). v4l2loopback 0.12.7 lets up to 10 openers read its one node: they share its
+  into every streaming node's buffer: N copies per frame on the mmap path and on the write()
+  path (one from user space into a lent buffer, one to each other node), N + 1 when a written
+  frame takes vb2's write() emulation (some node had no buffer waiting), N − 1 on the lend
+  path. v4l2loopback 0.12.7 lets up to 10 openers read its one node: they share its
   buffers, so it copies nothing per extra reader, and a reader that falls behind reads a buffer
   the producer is overwriting. The CPU column is per frame of the first consumer, so it holds
   the cost of the extra consumers: the difference between rows is what each one costs.
@@ -105,8 +108,9 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
   costs here. How to read the rows:
   - *A consumer blocked in DQBUF* holds up nobody in either setting: vb2 drops the lock while
     it sleeps (wait_prepare/wait_finish). The 2010 worry does not arise with vb2.
-  - *A write() producer* copies its frame from user space with the camera lock dropped (the
-    direct path), so control ioctls do not wait for the copy in either setting. (Before that
+  - *A write() producer* copies its frame from user space under the backend queue's lock
+    alone (into a lent capture buffer), so control ioctls do not wait for the copy in either
+    setting. (Before that
     path existed, vb2's write() emulation copied under the lock and QUERYCAP's p99 reached
     123 ms on 6.12 and 4.1 s on 6.1 in this bench.)
   - *An mmap producer* makes its one copy inside QBUF, under the backend queue's own lock and
@@ -118,6 +122,19 @@ consumer on the capture node (for v4l2loopback, the same node opened twice), YUY
     lock per node is simple and correct, and what it costs is bounded by the longest thing
     done under it; per-queue locks keep waits for user space out of it, at the price of a
     second lock order (queue lock, then the camera lock, in every vb2 callback).
+  - *With the copy gone* (the lend rows: the producer writes into the consumer's buffer, and
+    the kernel copies nothing) and *with a read() consumer* (vb2 copies each 1080p frame into
+    freshly mapped memory, faulting it in, under the capture queue's lock), the two settings
+    are again within this bench's noise of each other and of v4l2loopback's unlocked ioctls:
+    under TCG the guest's CPU, not the lock, sets the tail. **The decision (issue 13, item
+    6): per-queue locks stay the default.** One lock per camera is as fast as long as every
+    consumer's memory is quick to fault in; it is not as good when one is not: TEST-13's
+    \`uffd-read\` case parks a read() in a userfaultfd fault, and with \`queue_lock=0\` the
+    producer's QBUF, the capture node's G_FMT and the control node's QUERY wait as long as
+    that consumer's user space does (still blocked after 3 s), while with per-queue locks
+    they complete at once. With several capture nodes per camera one application could then
+    freeze every other application's stream of that camera. \`queue_lock=0\` stays only as
+    the measurement mode behind these rows.
 - **Targets** (stated, not asserted): throughput ≥ 1.0× v4l2loopback at each size, p99 latency
   ≤ v4l2loopback's, CPU per frame ≤ v4l2loopback's, at most one kernel copy per frame on the
   write() path. "met"/"**missed**" below judge this run only; "—" = no figure.

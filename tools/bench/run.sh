@@ -5,7 +5,8 @@
 # Usage: tools/bench/run.sh      (make bench builds what it needs first)
 # Knobs: BENCH_KERNELS (default "6.1 6.12"), BENCH_TIMEOUT (guest wall limit per kernel, 900 s),
 # and the run lengths passed to the guest: BENCH_SIZES, BENCH_FPS_SECONDS, BENCH_LAT30_FRAMES,
-# BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS, BENCH_CONSUMERS_SIZE (defaults in tools/bench/bench-job.sh).
+# BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS, BENCH_CONSUMERS_SIZE, BENCH_PARTS (defaults in
+# tools/bench/bench-job.sh).
 # Results: build/bench/<series>/ (results.txt, output.log, console.log, dmesg.log).
 # Exit status: 0 when every guest run and every measurement in it succeeded.
 set -euo pipefail
@@ -19,7 +20,7 @@ for s in $kernels; do
 	rm -rf "$out"
 	mkdir -p "$out"
 	for v in BENCH_SIZES BENCH_FPS_SECONDS BENCH_LAT30_FRAMES BENCH_LAT60_FRAMES BENCH_CTRL_SECONDS \
-		BENCH_CONSUMERS_SIZE; do
+		BENCH_CONSUMERS_SIZE BENCH_PARTS; do
 		[ -n "${!v:-}" ] && printf '%s=%q\n' "$v" "${!v}"
 	done >"$out/bench.conf"
 	echo "bench: Linux $s: one guest run with viacam and v4l2loopback (a few minutes under TCG)"
