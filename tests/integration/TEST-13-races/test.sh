@@ -43,6 +43,9 @@
 #    the consumer stops, queues its buffers again and streams on: the stop does not wait, and
 #    that buffer is neither filled nor given to the consumer until the write() is done with it
 #    (a repeat frame the consumer held was overwritten when the copy went on);
+#  - unpaced: vcbench's zero-copy (lend) producer as fast as it can go: 0 kernel copies per
+#    frame, and no torn frame (frame number at the top and the bottom of each frame differ in
+#    the consumer's copy) with a lend or a write() producer, on every kernel;
 #  - fanout: a camera with two capture nodes; one node's consumer stops (STREAMOFF, close())
 #    while the producer's QBUF copies a frame to the other (inject bit 3): the stop returns
 #    after the copy in flight, the other node gets the frame, and both get the next one.
@@ -70,5 +73,26 @@ for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout lend stal
 	[ "$mode" = slow-stop ] || "$BIN/viacamctl" remove "$id" || fail "viacamctl remove $id"
 done
 echo 0 >/sys/module/viacam/parameters/inject
+
+# Zero copies and no torn frame under an unpaced producer (vcbench, as make bench runs it): a
+# producer that writes each frame into a lent capture buffer as fast as it can, and a consumer
+# that copies each frame out of its buffer and compares the frame number at its top and bottom.
+"$BIN/viacamctl" add --label "unpaced" --timeout 60000 >"$RES/add-unpaced.log" || die "viacamctl add"
+id=$(cut -f1 "$RES/add-unpaced.log")
+cap=$(cam_node capture "$id") && out=$(cam_node backend "$id") || die "nodes of camera $id"
+bench=(stream --impl viacam --prod "$out" --cap "$cap" --size 640x480 --seconds 3
+	--stats "/sys/class/video4linux/$(basename "$cap")/viacam_stats")
+metric() { sed -nE "s/^result .* metric=$1 value=([0-9.]+).*/\1/p" "$2"; }
+timeout 60 "$BIN/vcbench" "${bench[@]}" --path lend --mode fps >"$RES/unpaced-lend.log" 2>&1
+fps=$(metric fps "$RES/unpaced-lend.log") cpf=$(metric copies_per_frame_unpaced "$RES/unpaced-lend.log")
+check "unpaced lend producer: $fps frames/s, $cpf kernel copies per frame" \
+	test "${cpf:-x}" = 0.00 -a "${fps%.*}" -ge 30
+for path in lend write; do
+	timeout 60 "$BIN/vcbench" "${bench[@]}" --path $path --mode fps --torn >"$RES/torn-$path.log" 2>&1
+	torn=$(metric torn_frames "$RES/torn-$path.log") seen=$(metric torn_checked "$RES/torn-$path.log")
+	check "unpaced $path producer: $torn torn frames of $seen the consumer copied out" \
+		test "${torn:-x}" = 0 -a "${seen:-0}" -ge 30
+done
+"$BIN/viacamctl" remove "$id" || fail "viacamctl remove $id"
 rmmod viacam || fail "rmmod viacam"
 finish
