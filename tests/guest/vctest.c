@@ -1960,6 +1960,49 @@ static int uffd_buffer(size_t size, void **mem, size_t *maplen)
 	return uffd;
 }
 
+/* A write() of a frame from memory a userfaultfd handler (this program) does not supply yet. */
+struct uffd_write {
+	struct write_job w;
+	pthread_t th;
+	void *mem;
+	size_t maplen;
+	int uffd;
+};
+
+/*
+ * Start the write() of @size bytes on @outfd in a thread and wait (up to 5 s) until it
+ * faults on a page of its memory: 1 when it does, 0 when it does not, -1 if the memory
+ * could not be set up.
+ */
+static int uffd_write_start(struct uffd_write *u, int outfd, uint32_t size)
+{
+	struct pollfd p;
+	struct uffd_msg msg;
+
+	u->uffd = uffd_buffer(size, &u->mem, &u->maplen);
+	if (u->uffd < 0)
+		return -1;
+	u->w = (struct write_job){ .fd = outfd, .buf = u->mem, .len = size };
+	pthread_create(&u->th, NULL, write_main, &u->w);
+	p = (struct pollfd){ .fd = u->uffd, .events = POLLIN };
+	return poll(&p, 1, 5000) == 1 && read(u->uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+	       msg.event == UFFD_EVENT_PAGEFAULT;
+}
+
+/* Supply the pages (zeros): the write() goes on; wait for it, then let the memory go. */
+static void uffd_write_finish(struct uffd_write *u)
+{
+	struct uffdio_zeropage zp = { .mode = 0 };
+
+	zp.range.start = (uintptr_t)u->mem;
+	zp.range.len = u->maplen;
+	if (ioctl(u->uffd, UFFDIO_ZEROPAGE, &zp) < 0)
+		fail("UFFDIO_ZEROPAGE: %s", strerror(errno));
+	pthread_join(u->th, NULL);
+	close(u->uffd);
+	munmap(u->mem, u->maplen);
+}
+
 /*
  * uffd: a producer write()s a frame from memory whose pages a userfaultfd
  * handler (this program) does not supply yet, so the kernel's copy from user
@@ -1971,17 +2014,12 @@ static int uffd_buffer(size_t size, void **mem, size_t *maplen)
  */
 static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct)
 {
-	struct write_job w = { .fd = outfd };
 	struct consumer_ops o = { .capfd = capfd, .ctl = ctl, .id = id };
-	struct uffdio_zeropage zp = { .mode = 0 };
-	struct uffd_msg msg;
+	struct uffd_write u;
 	struct stream cap;
-	struct pollfd p;
-	pthread_t wt, ot;
+	pthread_t ot;
 	uint32_t size;
-	size_t maplen;
-	void *mem;
-	int uffd;
+	int r;
 	const char *how = direct ? "a capture buffer waits" : "no capture buffer waits";
 
 	CHECK(set_out_fmt(outfd, 640, 480, &size) == 0, "producer S_FMT 640x480");
@@ -1993,16 +2031,10 @@ static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct
 		CHECK(streamon(&cap) == 0, "consumer streams, two buffers wait");
 		o.cap = &cap;
 	}
-	uffd = uffd_buffer(size, &mem, &maplen);
-	if (uffd < 0)
+	r = uffd_write_start(&u, outfd, size);
+	if (r < 0)
 		return 1;
-	w.buf = mem;
-	w.len = size;
-	pthread_create(&wt, NULL, write_main, &w);
-	p = (struct pollfd){ .fd = uffd, .events = POLLIN };
-	CHECK(poll(&p, 1, 5000) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
-	      msg.event == UFFD_EVENT_PAGEFAULT,
-	      "%s: the producer's write() waits for a page of its buffer", how);
+	CHECK(r == 1, "%s: the producer's write() waits for a page of its buffer", how);
 	pthread_create(&ot, NULL, consumer_ops_main, &o);
 	for (int i = 0; i < 300 && !o.done; i++)
 		usleep(10000);
@@ -2011,16 +2043,10 @@ static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct
 	      how, direct ? ", STREAMOFF" : "",
 	      !o.done ? "still blocked after 3 s" : o.err ? strerror(o.err) : "ok");
 	/* Now supply the pages: everything that waited goes on. */
-	zp.range.start = (uintptr_t)mem;
-	zp.range.len = maplen;
-	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) < 0)
-		fail("UFFDIO_ZEROPAGE: %s", strerror(errno));
-	pthread_join(wt, NULL);
+	uffd_write_finish(&u);
 	pthread_join(ot, NULL);
-	CHECK(w.ret == (ssize_t)size, "%s: the write() takes the frame once the pages come (%zd, %s)", how, w.ret,
-	      w.ret < 0 ? strerror(w.err) : "ok");
-	close(uffd);
-	munmap(mem, maplen);
+	CHECK(u.w.ret == (ssize_t)size, "%s: the write() takes the frame once the pages come (%zd, %s)",
+	      how, u.w.ret, u.w.ret < 0 ? strerror(u.w.err) : "ok");
 	if (direct)
 		stream_unmap(&cap);
 	return failures ? 1 : 0;
@@ -2036,18 +2062,12 @@ static int race_uffd_one(int capfd, int outfd, int ctl, uint32_t id, bool direct
  */
 static int race_stale_lend(int capfd, int outfd)
 {
-	struct write_job w = { .fd = outfd };
-	struct uffdio_zeropage zp = { .mode = 0 };
 	uint8_t *snap[2] = { NULL, NULL }, *frame;
-	struct uffd_msg msg;
+	struct uffd_write u;
 	struct stream cap;
 	struct v4l2_buffer b;
-	struct pollfd p;
 	uint32_t size, counter = 0;
-	int uffd, got = 0, changed = 0, r;
-	size_t maplen;
-	pthread_t wt;
-	void *mem;
+	int got = 0, changed = 0, r;
 	double t;
 
 	CHECK(set_out_fmt(outfd, 640, 480, &size) == 0, "producer S_FMT 640x480");
@@ -2067,16 +2087,10 @@ static int race_stale_lend(int capfd, int outfd)
 	if (!r)
 		qbuf(&cap, b.index, 0);
 
-	uffd = uffd_buffer(size, &mem, &maplen);
-	if (uffd < 0)
+	r = uffd_write_start(&u, outfd, size);
+	if (r < 0)
 		return 1;
-	w.buf = mem;
-	w.len = size;
-	pthread_create(&wt, NULL, write_main, &w);
-	p = (struct pollfd){ .fd = uffd, .events = POLLIN };
-	CHECK(poll(&p, 1, 5000) == 1 && read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
-	      msg.event == UFFD_EVENT_PAGEFAULT,
-	      "the write() of the next frame waits for a page of its memory");
+	CHECK(r == 1, "the write() of the next frame waits for a page of its memory");
 	t = now_ms();
 	CHECK(streamoff(&cap) == 0, "consumer STREAMOFF while the write() waits (%.0f ms)",
 	      now_ms() - t);
@@ -2094,13 +2108,9 @@ static int race_stale_lend(int capfd, int outfd)
 	}
 	CHECK(got >= 1, "repeats come while the write() waits (%d buffers)", got);
 	/* Let the write() go on: it copies zeros. */
-	zp.range.start = (uintptr_t)mem;
-	zp.range.len = maplen;
-	if (ioctl(uffd, UFFDIO_ZEROPAGE, &zp) < 0)
-		fail("UFFDIO_ZEROPAGE: %s", strerror(errno));
-	pthread_join(wt, NULL);
-	CHECK(w.ret == (ssize_t)size, "the write() takes its frame once the pages come (%zd, %s)",
-	      w.ret, w.ret < 0 ? strerror(w.err) : "ok");
+	uffd_write_finish(&u);
+	CHECK(u.w.ret == (ssize_t)size, "the write() takes its frame once the pages come (%zd, %s)",
+	      u.w.ret, u.w.ret < 0 ? strerror(u.w.err) : "ok");
 	for (int i = 0; i < 2; i++)
 		if (snap[i] && memcmp(snap[i], cap.mem[i], size))
 			changed++;
@@ -2122,8 +2132,6 @@ static int race_stale_lend(int capfd, int outfd)
 	CHECK(counter == 6, "the consumer gets frame 6 (last counter %u)", counter);
 	streamoff(&cap);
 	stream_unmap(&cap);
-	close(uffd);
-	munmap(mem, maplen);
 	free(snap[0]);
 	free(snap[1]);
 	free(frame);
