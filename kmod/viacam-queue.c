@@ -63,7 +63,11 @@
  *    control handler lock -> cam->copy_lock -> cam->slock. The worker takes
  *    only copy_lock and slock; out_buf_queue, a lend and write() (out_qlock
  *    held) copy_lock and slock. Completing a buffer of another node's queue
- *    (vb2_buffer_done) needs no queue lock.
+ *    (vb2_buffer_done) needs no queue lock. Mapping a dma-buf (the repeat
+ *    source, under copy_lock; write()'s lent buffer, under out_qlock alone)
+ *    takes the dma-buf's own lock (6.1: dmabuf->lock, later its reservation
+ *    lock) innermost but for slock, as vb2 does under a queue lock when a
+ *    DMABUF buffer is queued; nothing of ours is taken inside it.
  *
  * The hand-off keeps the newest backend frame ("held") instead of returning
  * it at once. That gives "latest wins" when no capture buffer is waiting,
@@ -73,16 +77,17 @@
  * buffer waiting gets it when it queues one, unless a newer frame came.
  * A write() of one whole raw frame while every streaming node has a buffer
  * waiting skips the backend queue: the bridge lends itself one of those
- * buffers (MMAP memory), copies the frame from user space straight into it
- * and delivers it as DELIVER does (one copy, plus one per other node; vb2's
- * write() emulation and the hand-off would make one more). That buffer, or
- * a lent one after DELIVER, then holds the only copy of the newest frame
- * (src_buf): the first repeat copies it to last_frame, whether the consumer
- * holds it or not.
+ * buffers (MMAP or DMABUF memory), copies the frame from user space
+ * straight into it and delivers it as DELIVER does (one copy, plus one per
+ * other node; vb2's write() emulation and the hand-off would make one more).
+ * That buffer, or a lent one after DELIVER, then holds the only copy of the
+ * newest frame (src_buf): the first repeat copies it to last_frame, whether
+ * the consumer holds it or not.
  */
 #include <linux/delay.h>
 #include <linux/dma-buf.h>
 #include <linux/file.h>
+#include <linux/iosys-map.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
@@ -197,6 +202,40 @@ static void viacam_cb_unlock(struct viacam_cam *cam, struct vb2_queue *q)
 		mutex_unlock(&cam->lock);
 }
 
+/* Undo viacam_dbuf_vmap(). */
+static void viacam_dbuf_vunmap(struct dma_buf *dbuf, struct iosys_map *map)
+{
+#ifdef VIACAM_VMAP_UNLOCKED
+	dma_buf_vunmap_unlocked(dbuf, map);
+#else
+	dma_buf_vunmap(dbuf, map);
+#endif
+}
+
+/*
+ * A kernel mapping of dma-buf @dbuf, of our own: a DMABUF capture buffer's
+ * memory may be unmapped by vb2 (its consumer queues it with another
+ * dma-buf, or frees it) while the bridge still reads or writes it through a
+ * reference of its own. Since 6.2 dma_buf_vmap() wants the reservation lock
+ * held, and the _unlocked variant takes it (Kbuild defines
+ * VIACAM_VMAP_UNLOCKED where it exists). Never called under slock.
+ */
+static void *viacam_dbuf_vmap(struct dma_buf *dbuf, struct iosys_map *map)
+{
+#ifdef VIACAM_VMAP_UNLOCKED
+	int ret = dma_buf_vmap_unlocked(dbuf, map);
+#else
+	int ret = dma_buf_vmap(dbuf, map);
+#endif
+
+	/* vb2's and our exporters map system memory, never I/O memory. */
+	if (!ret && map->is_iomem) {
+		viacam_dbuf_vunmap(dbuf, map);
+		ret = -EINVAL;
+	}
+	return ret ? NULL : map->vaddr;
+}
+
 /* Neutral grey in @fourcc: YCbCr 0x80/0x80/0x80 or RGB 0x80, 0x80 for GREY. */
 static void viacam_fill_neutral(void *dst, u32 len)
 {
@@ -281,10 +320,34 @@ static bool viacam_held_wanted(struct viacam_cam *cam)
 }
 
 /*
- * @buf becomes the held frame (slock held): every streaming node is owed it.
- * Returns the frame held before, for the caller to give back to the producer.
+ * Under slock: the repeat source (src_buf) ends. Returns its reference to the
+ * frame's memory (src_dbuf), which the caller now owns: it reads the frame
+ * through it, or just puts it (viacam_dbuf_put, after dropping slock).
  */
-static struct viacam_buf *viacam_hold(struct viacam_cam *cam, struct viacam_buf *buf)
+static struct dma_buf *viacam_src_end(struct viacam_cam *cam)
+{
+	struct dma_buf *dbuf = cam->src_dbuf;
+
+	lockdep_assert_held(&cam->slock);
+	cam->src_buf = NULL;
+	cam->src_cons = NULL;
+	cam->src_dbuf = NULL;
+	return dbuf;
+}
+
+static void viacam_dbuf_put(struct dma_buf *dbuf)
+{
+	if (dbuf)
+		dma_buf_put(dbuf);
+}
+
+/*
+ * @buf becomes the held frame (slock held): every streaming node is owed it.
+ * Returns the frame held before, for the caller to give back to the producer,
+ * and in *@src_put the repeat source's reference, for it to put.
+ */
+static struct viacam_buf *viacam_hold(struct viacam_cam *cam, struct viacam_buf *buf,
+				      struct dma_buf **src_put)
 {
 	struct viacam_buf *old = cam->held;
 	unsigned int i;
@@ -296,8 +359,7 @@ static struct viacam_buf *viacam_hold(struct viacam_cam *cam, struct viacam_buf 
 	cam->held_shown = false;
 	for (i = 0; i < cam->ncons; i++)
 		cam->cons[i].want = cam->cons[i].active;
-	cam->src_buf = NULL;	/* held is newer than a direct write */
-	cam->src_cons = NULL;
+	*src_put = viacam_src_end(cam);	/* held is newer than a lent frame */
 	cam->last_in = ktime_get();
 	cam->repeating = false;
 	return old;
@@ -406,9 +468,32 @@ static void viacam_keep_frame(struct viacam_cam *cam, const void *src, u32 len,
 	spin_unlock_irqrestore(&cam->slock, flags);
 }
 
-/* A stop_streaming callback (cam->lock held) keeps a frame to repeat later. */
-static void viacam_save_last(struct viacam_cam *cam, const void *src, u32 len,
+/*
+ * viacam_keep_frame() of the frame in the repeat source, read through the
+ * reference to its memory taken at DELIVER (src_dbuf), mapped here: the
+ * capture buffer itself may have been freed or, for DMABUF, queued with
+ * another dma-buf since (vb2 calls buf_cleanup then). copy_lock held.
+ */
+static void viacam_keep_dbuf(struct viacam_cam *cam, struct dma_buf *dbuf, u32 len,
 			     const struct viacam_streamfmt *sfmt)
+{
+	struct iosys_map map;
+	void *vaddr;
+
+	lockdep_assert_held(&cam->copy_lock);
+	vaddr = viacam_dbuf_vmap(dbuf, &map);
+	if (!vaddr)
+		return;
+	viacam_keep_frame(cam, vaddr, len, sfmt);
+	viacam_dbuf_vunmap(dbuf, &map);
+}
+
+/*
+ * A stop_streaming callback (cam->lock held) keeps a frame to repeat later:
+ * @src (a backend buffer's, still queued), or the repeat source's @dbuf.
+ */
+static void viacam_save_last(struct viacam_cam *cam, const void *src, struct dma_buf *dbuf,
+			     u32 len, const struct viacam_streamfmt *sfmt)
 {
 	unsigned long flags;
 
@@ -417,7 +502,10 @@ static void viacam_save_last(struct viacam_cam *cam, const void *src, u32 len,
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->last_valid = false;
 	spin_unlock_irqrestore(&cam->slock, flags);
-	viacam_keep_frame(cam, src, len, sfmt);
+	if (dbuf)
+		viacam_keep_dbuf(cam, dbuf, len, sfmt);
+	else
+		viacam_keep_frame(cam, src, len, sfmt);
 	mutex_unlock(&cam->copy_lock);
 }
 
@@ -469,6 +557,7 @@ static void viacam_frame_work(struct work_struct *work)
 {
 	struct viacam_cam *cam = container_of(work, struct viacam_cam, frame_work);
 	struct viacam_buf *src, *newest, *old, *buf, *tmp;
+	struct dma_buf *src_put = NULL;
 	LIST_HEAD(done);
 	unsigned long flags;
 
@@ -479,7 +568,7 @@ static void viacam_frame_work(struct work_struct *work)
 		newest = list_last_entry(&cam->out_pending, struct viacam_buf, list);
 		list_del(&newest->list);
 		/* Oldest first, so the producer dequeues in sequence order. */
-		old = viacam_hold(cam, newest);
+		old = viacam_hold(cam, newest, &src_put);
 		if (old)
 			list_add_tail(&old->list, &done);
 		list_for_each_entry_safe(buf, tmp, &cam->out_pending, list) {
@@ -489,6 +578,7 @@ static void viacam_frame_work(struct work_struct *work)
 	}
 	src = cam->held;
 	spin_unlock_irqrestore(&cam->slock, flags);
+	viacam_dbuf_put(src_put);
 
 	/* Frames nobody will see go back to the producer. */
 	viacam_return_list(&done, VB2_BUF_STATE_DONE);
@@ -551,7 +641,7 @@ static void viacam_repeat_work(struct work_struct *work)
 	unsigned long flags, delay;
 	ktime_t now = ktime_get(), due;
 	struct viacam_streamfmt sfmt;
-	const void *src = NULL;
+	struct dma_buf *src = NULL;
 	s64 interval_us;
 	unsigned int i;
 	u32 len = 0;
@@ -576,24 +666,24 @@ static void viacam_repeat_work(struct work_struct *work)
 	/*
 	 * The newest frame exists only in a capture buffer (a direct write()'s or
 	 * a lent one's, src_buf): keep a copy of it (last_frame) to repeat, on
-	 * every node. Its consumer may hold that buffer; its memory stays ours to
-	 * read (MMAP, freed only after its node's stop, which waits for
-	 * copy_lock), and reading it does not disturb the consumer.
+	 * every node. Its consumer may hold that buffer, or have freed it; the
+	 * memory stays ours to read (src_dbuf, a reference of our own), and
+	 * reading it does not disturb the consumer.
 	 */
 	if (cam->src_buf) {
-		src = vb2_plane_vaddr(&cam->src_buf->vb.vb2_buf, 0);
 		len = cam->src_len;
 		sfmt = cam->src_cons->sfmt;
-		cam->src_buf = NULL;
-		cam->src_cons = NULL;
+		src = viacam_src_end(cam);
 		cam->last_valid = false;
 	}
 	interval_us = div_u64((u64)cam->cap_interval_num * USEC_PER_SEC,
 			      max_t(u32, cam->cap_interval_den, 1));
 	spin_unlock_irqrestore(&cam->slock, flags);
 
-	if (src)
-		viacam_keep_frame(cam, src, len, &sfmt);
+	if (src) {
+		viacam_keep_dbuf(cam, src, len, &sfmt);
+		dma_buf_put(src);
+	}
 	for (i = 0; i < cam->ncons; i++)
 		viacam_repeat_one(cam, &cam->cons[i]);
 	mutex_unlock(&cam->copy_lock);
@@ -836,7 +926,8 @@ static void cap_stop_streaming(struct vb2_queue *q)
 {
 	struct viacam_consumer *cons = vb2_get_drv_priv(q);
 	struct viacam_cam *cam = cons->cam;
-	struct viacam_buf *src = NULL, *buf, *tmp;
+	struct viacam_buf *buf, *tmp;
+	struct dma_buf *src = NULL;
 	unsigned long flags;
 	LIST_HEAD(queued);
 	u32 src_len = 0;
@@ -866,10 +957,8 @@ static void cap_stop_streaming(struct vb2_queue *q)
 		if (viacam_buf_cons(buf) == cons)
 			list_move_tail(&buf->list, &queued);
 	if (cam->src_cons == cons) {
-		src = cam->src_buf;	/* its memory lives until after this stop */
 		src_len = cam->src_len;
-		cam->src_buf = NULL;
-		cam->src_cons = NULL;
+		src = viacam_src_end(cam);
 	}
 	last = !--cam->nactive;
 	/* No capture buffer waits now: a write() goes through vb2's queue. */
@@ -884,8 +973,10 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	mutex_lock(&cam->copy_lock);
 	mutex_unlock(&cam->copy_lock);
 	/* A direct write's frame is still needed to repeat it in a later stream. */
-	if (src)
-		viacam_save_last(cam, vb2_plane_vaddr(&src->vb.vb2_buf, 0), src_len, &cons->sfmt);
+	if (src) {
+		viacam_save_last(cam, NULL, src, src_len, &cons->sfmt);
+		dma_buf_put(src);
+	}
 	viacam_return_list(&queued, VB2_BUF_STATE_ERROR);
 
 	if (last)
@@ -970,6 +1061,7 @@ static void out_buf_queue(struct vb2_buffer *vb)
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(vb->vb2_queue);
 	struct viacam_buf *buf = to_viacam_buf(vb), *old = NULL;
+	struct dma_buf *src_put = NULL;
 	unsigned long flags;
 	bool now = false, kick = false;
 
@@ -981,13 +1073,14 @@ static void out_buf_queue(struct vb2_buffer *vb)
 	if (vb->vb2_queue->fileio)
 		cam->copies++;
 	if (cam->out_active && list_empty(&cam->out_pending) && !viacam_held_wanted(cam)) {
-		old = viacam_hold(cam, buf);
+		old = viacam_hold(cam, buf, &src_put);
 		now = true;
 	} else {
 		list_add_tail(&buf->list, &cam->out_pending);
 		kick = cam->out_active;
 	}
 	spin_unlock_irqrestore(&cam->slock, flags);
+	viacam_dbuf_put(src_put);
 	if (now)
 		viacam_deliver_held(cam, buf, VIACAM_INJECT_QBUF);
 	mutex_unlock(&cam->copy_lock);
@@ -1048,7 +1141,7 @@ static void out_stop_streaming(struct vb2_queue *q)
 	flush_workqueue(cam->wq);
 
 	if (held) {
-		viacam_save_last(cam, vb2_plane_vaddr(&held->vb.vb2_buf, 0),
+		viacam_save_last(cam, vb2_plane_vaddr(&held->vb.vb2_buf, 0), NULL,
 				 vb2_get_plane_payload(&held->vb.vb2_buf, 0), &cam->out_sfmt);
 		list_add(&held->list, &pending);
 	}
@@ -1090,10 +1183,13 @@ static const struct vb2_ops viacam_out_qops = {
 
 /*
  * Under slock: a buffer to lend, moved to cam->lent: the first waiting buffer
- * of the first streaming node that may take a frame of format @sfmt. Only
- * MMAP memory (the bridge exports it). @uapi: for VIACAM_IOC_LEND, which
- * hands the memory to user space, and vb2 exports no buffer of a read()
- * queue; write() fills it in the kernel, so a read() queue's buffers serve.
+ * of the first streaming node that may take a frame of format @sfmt. MMAP
+ * memory (the bridge exports it) or DMABUF memory (the consumer's dma-buf is
+ * lent itself); a USERPTR buffer's pages are the consumer's process's, and
+ * cannot be handed on. @uapi: for VIACAM_IOC_LEND, which hands the memory to
+ * user space: vb2 exports no buffer of a read() queue, and a consumer's
+ * dma-buf opened read-only, or whose exporter has no mmap, cannot be mapped
+ * for writing. write() fills the buffer in the kernel, so those serve it.
  */
 static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam,
 					   const struct viacam_streamfmt *sfmt, bool uapi)
@@ -1106,11 +1202,16 @@ static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam,
 		struct viacam_consumer *cons = &cam->cons[i];
 
 		if (!cons->active || (uapi && cons->q.fileio) ||
-		    cons->q.memory != VB2_MEMORY_MMAP || !viacam_sfmt_fits(sfmt, &cons->sfmt))
+		    cons->q.memory == VB2_MEMORY_USERPTR || !viacam_sfmt_fits(sfmt, &cons->sfmt))
 			continue;
 		list_for_each_entry(buf, &cons->queued, list) {
+			struct dma_buf *theirs = buf->vb.vb2_buf.planes[0].dbuf;
+
 			/* The repeat source stays as it is until a newer frame exists. */
 			if (buf == cam->src_buf)
+				continue;
+			if (uapi && cons->q.memory == VB2_MEMORY_DMABUF &&
+			    (!(theirs->file->f_mode & FMODE_WRITE) || !theirs->ops->mmap))
 				continue;
 			list_move_tail(&buf->list, &cam->lent);
 			buf->lent = true;
@@ -1122,15 +1223,22 @@ static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam,
 
 /*
  * A reference to the memory of @buf, just lent (copy_lock held, so its node's
- * stop cannot have returned it to vb2 yet): its dma-buf, exported on its
- * first lend and kept until buf_cleanup.
+ * stop cannot have returned it to vb2 yet), kept in buf->dbuf until
+ * buf_cleanup: an MMAP buffer's dma-buf, exported on its first lend; a DMABUF
+ * buffer's, the consumer's own dma-buf. When a consumer queues a DMABUF
+ * buffer with another dma-buf, vb2 calls buf_cleanup and buf_init: the old
+ * reference goes, and the buffer gets a new lend id, for the uapi promises
+ * that an id always names the same memory.
  */
 static struct dma_buf *viacam_lend_dmabuf(struct viacam_buf *buf)
 {
 	struct vb2_buffer *vb = &buf->vb.vb2_buf;
 	struct dma_buf *dbuf;
 
-	if (!buf->dbuf) {
+	if (!buf->dbuf && vb->memory == VB2_MEMORY_DMABUF) {
+		get_dma_buf(vb->planes[0].dbuf);
+		buf->dbuf = vb->planes[0].dbuf;
+	} else if (!buf->dbuf) {
 		dbuf = vb->vb2_queue->mem_ops->get_dmabuf(vb, vb->planes[0].mem_priv, O_RDWR);
 		if (IS_ERR_OR_NULL(dbuf))
 			return dbuf ? dbuf : ERR_PTR(-EINVAL);
@@ -1204,7 +1312,6 @@ static long viacam_unlend(struct viacam_cam *cam, u32 id)
 /* A lend as the kernel side sees it: what viacam_lend_one() took. */
 struct viacam_lent {
 	struct dma_buf *dbuf;	/* a reference to the buffer's memory */
-	void *vaddr;		/* that memory, mapped in the kernel */
 	u32 id;
 	u32 length;
 };
@@ -1227,10 +1334,9 @@ static int viacam_lend_one(struct viacam_cam *cam, const struct viacam_streamfmt
 	buf = viacam_lend_take(cam, sfmt, uapi);
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (buf) {
+		dbuf = viacam_lend_dmabuf(buf);
 		lt->id = buf->lend_id;
 		lt->length = vb2_plane_size(&buf->vb.vb2_buf, 0);
-		lt->vaddr = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
-		dbuf = viacam_lend_dmabuf(buf);
 	}
 	mutex_unlock(&cam->copy_lock);
 	if (IS_ERR(dbuf)) {
@@ -1278,6 +1384,7 @@ static long viacam_lend(struct viacam_cam *cam, struct viacam_lend __user *uarg)
  */
 static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l, bool written)
 {
+	struct dma_buf *src_put;
 	struct viacam_consumer *cons;
 	struct viacam_buf *buf, *cap, *old;
 	unsigned long flags;
@@ -1322,11 +1429,18 @@ static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l, 
 		cam->wr_direct = true;
 	}
 	buf->vb.sequence = cons->sequence++;
-	/* The lent buffer is the frame's only copy: the repeat source. */
+	/*
+	 * The lent buffer is the frame's only copy: the repeat source, read
+	 * through a reference of its own to the memory the frame is in.
+	 */
+	src_put = viacam_src_end(cam);
 	cam->src_buf = buf;
 	cam->src_cons = cons;
 	cam->src_len = len;
+	get_dma_buf(buf->dbuf);
+	cam->src_dbuf = buf->dbuf;
 	spin_unlock_irqrestore(&cam->slock, flags);
+	viacam_dbuf_put(src_put);
 
 	/* The other nodes first: once the lender's buffer is done, its application owns it. */
 	frame = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
@@ -1404,8 +1518,10 @@ static ssize_t viacam_write_lent(struct viacam_cam *cam, const char __user *ubuf
 				 const struct viacam_streamfmt *sfmt)
 {
 	struct viacam_lend l = { .bytesused = count };
+	struct iosys_map map;
 	struct viacam_lent lt;
 	unsigned long flags;
+	void *vaddr = NULL;
 	bool ready;
 	long ret;
 
@@ -1416,14 +1532,18 @@ static ssize_t viacam_write_lent(struct viacam_cam *cam, const char __user *ubuf
 	if (!ready || viacam_lend_one(cam, sfmt, false, &lt))
 		return -EAGAIN;
 	l.id = lt.id;
-	if (count > lt.length) {
+	/* A mapping of our own: vb2 may unmap a DMABUF buffer once its node stops. */
+	if (count <= lt.length)
+		vaddr = viacam_dbuf_vmap(lt.dbuf, &map);
+	if (!vaddr) {
 		dma_buf_put(lt.dbuf);
 		viacam_unlend(cam, l.id);
 		return -EAGAIN;
 	}
 
 	viacam_inject_delay(VIACAM_INJECT_WRITE);
-	ret = copy_from_user(lt.vaddr, ubuf, count) ? -EFAULT : 0;
+	ret = copy_from_user(vaddr, ubuf, count) ? -EFAULT : 0;
+	viacam_dbuf_vunmap(lt.dbuf, &map);
 	dma_buf_put(lt.dbuf);
 	if (ret) {
 		viacam_unlend(cam, l.id);
@@ -1640,6 +1760,9 @@ void viacam_queues_cleanup(struct viacam_cam *cam)
 	}
 	kvfree(cam->last_frame);
 	cam->last_frame = NULL;
+	/* Every capture stop ends the repeat source; this is for safety's sake. */
+	viacam_dbuf_put(cam->src_dbuf);
+	cam->src_dbuf = NULL;
 	kfree(cam->cons);
 	cam->cons = NULL;
 }

@@ -40,10 +40,13 @@ struct viacam_buf {
 	u32 lend_id;			/* capture buffers: its id in VIACAM_IOC_LEND */
 	bool lent;			/* on cam->lent (slock) */
 	/*
-	 * An MMAP capture buffer's memory exported once, on its first lend
-	 * (copy_lock held; the buffer is off every list then), and put in
-	 * buf_cleanup. A lend takes a reference of its own, so the memory
-	 * outlives the buffer while the producer still writes into it.
+	 * The memory a lend of this capture buffer hands out, set on its lend
+	 * (copy_lock held; the buffer is off every list then) and put in
+	 * buf_cleanup: an MMAP buffer's memory exported once, or a reference
+	 * to the dma-buf a DMABUF buffer is queued with (queued with another
+	 * one, vb2 runs buf_cleanup and buf_init: a new lend_id). A lend takes
+	 * a reference of its own, so the memory outlives the buffer while the
+	 * producer still writes into it.
 	 */
 	struct dma_buf *dbuf;
 	/*
@@ -174,12 +177,16 @@ struct viacam_cam {
 	struct viacam_buf *held;	/* newest backend frame, kept by the bridge */
 	bool held_shown;		/* held was copied to a capture buffer */
 	/*
-	 * src_buf: the capture buffer (MMAP memory) a direct write() or a
-	 * DELIVER filled with the newest frame (there is no held frame then).
+	 * src_buf: the lent capture buffer a direct write() or a DELIVER
+	 * filled with the newest frame (there is no held frame then), read
+	 * through src_dbuf, a reference of our own to the memory the frame is
+	 * in (the buffer may be freed, or queued with another dma-buf, first).
 	 * The first repeat copies it to last_frame and clears src_buf, whether
-	 * its consumer holds it or not; it is never lent meanwhile.
+	 * its consumer holds it or not; it is never lent meanwhile. Whoever
+	 * clears src_buf owns src_dbuf's reference (viacam_src_end).
 	 */
 	struct viacam_buf *src_buf;
+	struct dma_buf *src_dbuf;
 	struct viacam_consumer *src_cons;	/* the node src_buf belongs to */
 	u32 src_len;			/* bytes of the frame in src_buf */
 	u32 nactive;			/* capture nodes streaming (also under cam->lock) */

@@ -188,14 +188,19 @@ struct viacam_info {
  * Backend node: zero-copy hand-off (since 1.2)
  *
  * The producer writes a frame straight into a consumer's queued capture
- * buffer (MMAP memory), so the kernel copies nothing for that consumer.
+ * buffer (MMAP or DMABUF memory), so the kernel copies nothing for that
+ * consumer.
  * Only the handle that owns the backend queue, while that queue streams, may
  * use these (else EBUSY).
  *
  * VIACAM_IOC_LEND: out: id, fd, length. The bridge takes a queued capture
  * buffer that fits the stream and hands it to the producer: fd is a new
- * O_CLOEXEC dma-buf of it (mmap it; the same id is always the same memory, so
- * a producer may keep one mapping per id and close the fd of an id it knows).
+ * O_CLOEXEC fd of its dma-buf (an MMAP buffer's, or the dma-buf a DMABUF
+ * consumer queued). mmap it; the same id is always the same memory (a DMABUF
+ * buffer queued with another dma-buf gets a new id), so a producer may keep
+ * one mapping per id and close the fd of an id it knows. A DMABUF consumer's
+ * dma-buf is lent only if it is open for writing and its exporter has mmap;
+ * should the mmap fail all the same, UNLEND it and queue a backend buffer.
  * EAGAIN: no capture buffer can be lent now (queue a backend buffer instead).
  * VIACAM_IOC_DELIVER: in: id, bytesused, timestamp (CLOCK_MONOTONIC ns of the
  * capture, 0: unknown). The frame goes to the consumer it was lent by (no

@@ -63,6 +63,11 @@
  *   vctest lend CAPDEV CAPDEV2 OUTDEV
  *       the zero-copy hand-off: frames written into lent capture buffers (0 copies for one
  *       consumer, one per other node), EBUSY/ESTALE/EAGAIN where the uapi says so
+ *   vctest lend-dmabuf CAPDEV CAPDEV2 OUTDEV EXPORTDEV
+ *       the same for a consumer whose capture buffers are dma-bufs (exported by EXPORTDEV,
+ *       another camera's capture node): 0 copies for it, write() with one copy, a repeat of
+ *       a lent frame after the consumer queued its buffer with another dma-buf, a new id
+ *       for new memory, read-only dma-bufs never lent to user space
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -192,10 +197,11 @@ static enum frame_kind check_frame(const uint8_t *p, size_t len, uint32_t *count
 struct stream {
 	int fd;
 	enum v4l2_buf_type type;
-	enum v4l2_memory memory;	/* MMAP, or USERPTR (stream_setup_userptr) */
+	enum v4l2_memory memory;	/* MMAP, USERPTR (stream_setup_userptr) or DMABUF */
 	unsigned int count;
 	void *mem[32];
 	size_t len[32];
+	int dmafd[32];			/* DMABUF: the dma-buf queued as buffer i (mem: its map) */
 };
 
 /* REQBUFS of @count buffers of @memory; s->count is what the driver gave. */
@@ -257,6 +263,8 @@ static void stream_unmap(struct stream *s)
 			free(s->mem[i]);
 		else
 			munmap(s->mem[i], s->len[i]);
+		if (s->memory == V4L2_MEMORY_DMABUF)
+			close(s->dmafd[i]);
 	}
 	s->count = 0;
 }
@@ -270,6 +278,8 @@ static int qbuf(struct stream *s, unsigned int index, uint32_t bytesused)
 		b.m.userptr = (unsigned long)s->mem[index];
 		b.length = (uint32_t)s->len[index];
 	}
+	if (s->memory == V4L2_MEMORY_DMABUF)
+		b.m.fd = s->dmafd[index];
 	return xioctl(s->fd, VIDIOC_QBUF, &b) < 0 ? -errno : 0;
 }
 
@@ -3106,6 +3116,229 @@ static int cmd_lend(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
+/* A dma-buf of buffer @index of MMAP stream @exp (VIDIOC_EXPBUF with @flags), mapped if @mem. */
+static int export_buf(struct stream *exp, unsigned int index, int flags, void **mem)
+{
+	struct v4l2_exportbuffer e = { .type = exp->type, .index = index, .flags = flags };
+
+	if (xioctl(exp->fd, VIDIOC_EXPBUF, &e) < 0)
+		return -errno;
+	if (mem) {
+		*mem = mmap(NULL, exp->len[index], PROT_READ, MAP_SHARED, e.fd, 0);
+		if (*mem == MAP_FAILED) {
+			close(e.fd);
+			return -errno;
+		}
+	}
+	return e.fd;
+}
+
+/*
+ * A DMABUF consumer on @capdev: 2 buffers, buffer i the dma-buf of @exp's buffer @first + i
+ * (read-only dma-bufs if @ro), both queued, streaming. Returns the node's fd, or -1.
+ */
+static int dmabuf_consumer(struct stream *cap, const char *capdev, struct stream *exp,
+			   unsigned int first, bool ro)
+{
+	int fd = xopen(capdev, O_RDWR | O_NONBLOCK);
+
+	if (stream_reqbufs(cap, fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2, V4L2_MEMORY_DMABUF) < 0 ||
+	    cap->count != 2)
+		return -1;
+	for (unsigned int i = 0; i < 2; i++) {
+		cap->dmafd[i] = export_buf(exp, first + i, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC,
+					   &cap->mem[i]);
+		cap->len[i] = exp->len[first + i];
+		if (cap->dmafd[i] < 0 || qbuf(cap, i, 0) < 0)
+			return -1;
+	}
+	return streamon(cap) == 0 ? fd : -1;
+}
+
+/* @s's buffer @index is queued from now on with the dma-buf of @exp's buffer @src. */
+static int dmabuf_swap(struct stream *s, unsigned int index, struct stream *exp, unsigned int src)
+{
+	int fd = export_buf(exp, src, O_RDWR | O_CLOEXEC, NULL);
+	void *mem;
+
+	if (fd < 0)
+		return fd;
+	mem = mmap(NULL, exp->len[src], PROT_READ, MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		close(fd);
+		return -errno;
+	}
+	munmap(s->mem[index], s->len[index]);
+	close(s->dmafd[index]);
+	s->mem[index] = mem;
+	s->len[index] = exp->len[src];
+	s->dmafd[index] = fd;
+	return 0;
+}
+
+static bool lend_id_known(const struct lend_maps *m, uint32_t id, int upto)
+{
+	for (int i = 0; i < upto; i++)
+		if (m->id[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * vctest lend-dmabuf CAPDEV CAPDEV2 OUTDEV EXPORTDEV: the zero-copy hand-off to a consumer
+ * whose capture buffers are dma-bufs of another device (EXPORTDEV's MMAP buffers, exported):
+ * lent frames reach it with 0 kernel copies and a second (MMAP) node with one; a write()
+ * producer's frames with exactly one; after the consumer queues a buffer with another
+ * dma-buf, the repeat still shows the frame delivered in the old one, and the buffer's next
+ * lend has a new id (its memory is new); a consumer's read-only dma-buf is never handed to
+ * the producer to write into, but write() (in the kernel) fills it.
+ */
+static int cmd_lend_dmabuf(int argc, char **argv)
+{
+	struct stream out, exp, c1, c2, *both[2] = { &c1, &c2 };
+	struct lend_maps maps = { .n = 0 };
+	uint32_t size, counter = 1, c = 0, frame;
+	struct v4l2_buffer b;
+	struct viacam_lend l;
+	long long k0, k1;
+	int outfd, expfd, fd1, fd2, r, good, known;
+	unsigned int swapped;
+	uint8_t *mem, *buf;
+
+	if (argc != 5)
+		return 2;
+	outfd = xopen(argv[3], O_RDWR);
+	expfd = xopen(argv[4], O_RDWR);
+	{
+		struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+
+		f.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+		f.fmt.pix.width = 640;
+		f.fmt.pix.height = 480;
+		r = xioctl(expfd, VIDIOC_S_FMT, &f);
+	}
+	if (r < 0 || set_out_fmt(outfd, 640, 480, &size) < 0 ||
+	    stream_setup(&exp, expfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 6) < 0 || exp.count != 6 ||
+	    stream_setup(&out, outfd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0 || streamon(&out) < 0) {
+		fail("lend-dmabuf: setup: %s", strerror(errno));
+		return 1;
+	}
+	printf("ok: exporter: 6 MMAP buffers of %zu bytes on %s; producer streams\n", exp.len[0],
+	       argv[4]);
+
+	/* Read-only dma-bufs: not lent to user space (it could not map them to write). */
+	fd1 = dmabuf_consumer(&c1, argv[1], &exp, 4, true);
+	CHECK(fd1 >= 0, "consumer 1 streams with 2 read-only dma-bufs (DMABUF)");
+	r = xioctl(outfd, VIACAM_IOC_LEND, &l) < 0 ? errno : 0;
+	CHECK(r == EAGAIN, "LEND: EAGAIN, a read-only dma-buf is not lent (%s)", strerror(r));
+	stream_unmap(&c1);
+	close(fd1);
+
+	/* One DMABUF consumer: each frame written into its dma-buf, no kernel copy. */
+	fd1 = dmabuf_consumer(&c1, argv[1], &exp, 0, false);
+	CHECK(fd1 >= 0, "consumer 1 streams with 2 dma-bufs of the exporter (DMABUF)");
+	k0 = cam_copies(argv[1]);
+	good = lend_frames(outfd, &maps, size, both, 1, 30, &counter, true);
+	k1 = cam_copies(argv[1]);
+	CHECK(good, "one DMABUF consumer: 30 frames lent, written, delivered, right content");
+	CHECK(k0 >= 0 && k1 == k0, "...with 0 kernel copies (copies %lld -> %lld)", k0, k1);
+	CHECK(maps.n == 2, "...through 2 mappings, one per dma-buf (%d)", maps.n);
+
+	/* A second node (MMAP): it gets a copy, the lender none. */
+	fd2 = fanout_consumer(&c2, argv[2]);
+	CHECK(fd2 >= 0, "consumer 2 streams on the second node (MMAP)");
+	k0 = cam_copies(argv[1]);
+	good = lend_frames(outfd, &maps, size, both, 2, 20, &counter, false);
+	k1 = cam_copies(argv[1]);
+	CHECK(good, "two consumers: 20 frames reach both");
+	CHECK(k1 - k0 == 20, "...with one kernel copy per frame, for the MMAP node (%lld)",
+	      k1 - k0);
+	streamoff(&c2);
+
+	/*
+	 * A frame delivered in a dma-buf that the consumer then queues its buffer without: the
+	 * repeat shows that frame (read from the dma-buf it was lent in, not the new one).
+	 */
+	frame = counter;
+	r = lend_one(outfd, &maps, &l, &mem);
+	if (!r) {
+		fill_frame(mem, size, counter++);
+		r = deliver(outfd, l.id, size, 0);
+	}
+	CHECK(!r, "frame %u lent and delivered", frame);
+	r = dqbuf_wait(&c1, &b, 3000);
+	CHECK(!r && check_frame(c1.mem[b.index], b.bytesused, &c) == FRAME_REAL && c == frame,
+	      "consumer 1 dequeues it (%s, counter %u, buffer %u)", strerror(-r), c, b.index);
+	known = maps.n;
+	swapped = b.index;
+	r = r ? r : dmabuf_swap(&c1, b.index, &exp, 2);
+	CHECK(!r && qbuf(&c1, b.index, 0) == 0,
+	      "...and queues that buffer again with another dma-buf (exporter buffer 2)");
+	good = 1;
+	for (int k = 0; k < 3 && good; k++) {
+		static const char *const kind[] = { "numbered", "neutral", "bad" };
+		enum frame_kind fk = FRAME_BAD;
+
+		c = 0;
+		r = dqbuf_wait(&c1, &b, 3000);
+		if (!r)
+			fk = check_frame(c1.mem[b.index], b.bytesused, &c);
+		good = !r && fk == FRAME_REAL && c == frame;
+		if (!good) {
+			const uint8_t *p = c1.mem[b.index];
+			size_t bad = 0;
+
+			for (size_t z = 0; !r && z < b.bytesused; z++)
+				bad += p[z] != 0;
+			fail("repeat %d: %s, buffer %u: a %s frame (counter %u), %zu of %u bytes not 0",
+			     k + 1, r ? strerror(-r) : "dequeued", b.index, kind[fk], c, bad,
+			     b.bytesused);
+		}
+		if (!r)
+			qbuf(&c1, b.index, 0);
+	}
+	CHECK(good, "the producer pauses: 3 repeats of frame %u", frame);
+	/* The other buffer gets new memory too: both lends now name memory never lent before. */
+	for (int k = 0; k < 3 && !(r = dqbuf_wait(&c1, &b, 3000)) && b.index == swapped; k++)
+		qbuf(&c1, b.index, 0);
+	r = r ? r : b.index == swapped ? -EAGAIN : dmabuf_swap(&c1, b.index, &exp, 3);
+	CHECK(!r && qbuf(&c1, b.index, 0) == 0, "the other buffer is queued with exporter buffer 3");
+	good = lend_frames(outfd, &maps, size, both, 1, 10, &counter, false);
+	CHECK(good, "10 more frames lent and delivered into the new dma-bufs");
+	CHECK(maps.n == known + 2 && !lend_id_known(&maps, maps.id[known], known) &&
+	      !lend_id_known(&maps, maps.id[known + 1], known),
+	      "...under 2 new lend ids (%d mappings, %d before)", maps.n, known);
+
+	/* write(): the frame goes from user space straight into the dma-buf, one copy. */
+	streamoff(&out);
+	stream_unmap(&out);
+	close(outfd);
+	outfd = xopen(argv[3], O_RDWR);
+	buf = malloc(size);
+	good = buf && set_out_fmt(outfd, 640, 480, &size) == 0;
+	k0 = cam_copies(argv[1]);
+	for (int k = 0; k < 20 && good; k++, counter++) {
+		fill_frame(buf, size, counter);
+		good = write(outfd, buf, size) == (ssize_t)size && lend_got(both, 1, counter, 0);
+	}
+	k1 = cam_copies(argv[1]);
+	CHECK(good, "write() producer: 20 frames reach the DMABUF consumer, right content");
+	CHECK(k1 - k0 == 20, "...with one kernel copy per frame (%lld for 20)", k1 - k0);
+	free(buf);
+
+	for (int i = 0; i < maps.n; i++)
+		munmap(maps.mem[i], maps.len[i]);
+	streamoff(&c1);
+	stream_unmap(&c1);
+	stream_unmap(&c2);
+	stream_unmap(&exp);
+	close(fd1);
+	close(fd2);
+	close(expfd);
+	close(outfd);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -3141,8 +3374,10 @@ int main(int argc, char **argv)
 		return cmd_mjpeg_write(argc, argv);
 	if (!strcmp(argv[0], "lend"))
 		return cmd_lend(argc, argv);
+	if (!strcmp(argv[0], "lend-dmabuf"))
+		return cmd_lend_dmabuf(argc, argv);
 usage:
 	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
-			"remove-busy|stress|race|limits|reparm|repeats|mjpeg-write|lend ... (see the top of tests/guest/vctest.c)\n");
+			"remove-busy|stress|race|limits|reparm|repeats|mjpeg-write|lend|lend-dmabuf ... (see the top of tests/guest/vctest.c)\n");
 	return 2;
 }

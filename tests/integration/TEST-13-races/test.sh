@@ -39,6 +39,11 @@
 #    capture buffers reach one node with 0 kernel copies and two with one copy per frame, with
 #    the capture time given; EBUSY, EAGAIN and ESTALE (UNLEND, the lender stopping, the
 #    producer's STREAMOFF) where the uapi says so; lockdep/KASAN on the debug kernel;
+#  - lend-dmabuf: the same hand-off to a consumer whose capture buffers are dma-bufs of another
+#    device (a second camera's capture node exports them): 0 kernel copies for it, one per
+#    frame from a write() producer (was 2, and LEND said EAGAIN), a repeat of a lent frame after
+#    the consumer queued that buffer with another dma-buf, new lend ids for new memory, and
+#    read-only dma-bufs never lent to user space;
 #  - stale-lend: a write()'s copy into a capture buffer waits for user space (userfaultfd) while
 #    the consumer stops, queues its buffers again and streams on: the stop does not wait, and
 #    that buffer is neither filled nor given to the consumer until the write() is done with it
@@ -52,8 +57,8 @@
 . "$(dirname "$0")/../lib.sh"
 load_viacam devices=0
 check "the fault injection parameter exists" test -w /sys/module/viacam/parameters/inject
-for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout lend stale-lend uffd \
-	uffd-read uffd-declare slow-stop repeats repeats-userptr; do
+for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout lend lend-dmabuf \
+	stale-lend uffd uffd-read uffd-declare slow-stop repeats repeats-userptr; do
 	"$BIN/viacamctl" add --label "race $mode" --timeout 500 --consumers 2 >"$RES/add-$mode.log" ||
 		die "viacamctl add"
 	id=$(cut -f1 "$RES/add-$mode.log")
@@ -62,6 +67,11 @@ for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout lend stal
 	case $mode in
 	fanout) args=(race fanout "$cap" "$(cam_node capture "$id" 1)" "$out") ;;
 	lend) args=(lend "$cap" "$(cam_node capture "$id" 1)" "$out") ;;
+	lend-dmabuf)
+		"$BIN/viacamctl" add --label exporter >"$RES/add-exporter.log" || die "viacamctl add"
+		exp_id=$(cut -f1 "$RES/add-exporter.log")
+		args=(lend-dmabuf "$cap" "$(cam_node capture "$id" 1)" "$out" "$(cam_node capture "$exp_id")")
+		;;
 	uffd | uffd-read | uffd-declare | slow-stop) args=(race "$mode" "${args[@]}" "$id") ;;
 	repeats) args=(repeats "${args[@]}" "$id") ;;
 	repeats-userptr) args=(repeats "${args[@]}" "$id" userptr) ;;
@@ -71,6 +81,9 @@ for mode in held-stop write-fault small-src qbuf-copy qbuf-done fanout lend stal
 	check "race $mode" test "${PIPESTATUS[0]}" = 0
 	# slow-stop removes its camera itself
 	[ "$mode" = slow-stop ] || "$BIN/viacamctl" remove "$id" || fail "viacamctl remove $id"
+	if [ "$mode" = lend-dmabuf ]; then
+		"$BIN/viacamctl" remove "$exp_id" || fail "viacamctl remove $exp_id"
+	fi
 done
 echo 0 >/sys/module/viacam/parameters/inject
 
