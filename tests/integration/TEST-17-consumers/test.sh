@@ -30,7 +30,10 @@ clients=$RES/clients.log
 t0=$(date +%s)
 section() { echo "$(($(date +%s) - t0)) s: $*" >>"$RES/timing"; }
 kv() { sed -nE "s/.*(^| )$1=([-0-9]+).*/\2/p" <<<"$2"; }	# kv KEY "k=v k=v..."
-stat_of() { sed -nE "s/^$2 ([0-9]+)/\1/p" "/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
+# copies_in NODE: "copies frames_in" from one read of its viacam_stats (two reads, each a process
+# of its own, let a slow guest count frames in between: TEST-17 on the debug kernel saw -6)
+copies_in() { awk '$1 == "copies" { c = $2 } $1 == "frames_in" { f = $2 } END { print c, f }' \
+	"/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
 # snap NODE: "node_frames_out frames_in frames_repeated" from one read of its viacam_stats
 # (a frame counted in but not yet delivered at the first read may be delivered in the window: +1)
 snap() {
@@ -77,7 +80,7 @@ section "four apps"
 "$BIN/vctest" produce "$out" -n 100000 -r 15 -W $W -H $H >"$RES/produce.log" 2>&1 &
 prod=$!
 wait_frames_in "${n[0]}" 5 20 || fail "the producer did not start"
-in0=$(stat_of "${n[0]}" frames_in) copies0=$(stat_of "${n[0]}" copies)
+read -r copies0 in0 < <(copies_in "${n[0]}")
 # vctest on node 1 for the whole section: every frame checked, gaps and skips counted.
 "$BIN/vctest" consume "${n[0]}" -n 100000 -t 40 >"$RES/long.log" 2>&1 &
 long=$!
@@ -108,7 +111,7 @@ late=$("$BIN/vctest" consume "${n[1]}" -n 30 -t 20 2>&1)
 echo "late: $late" >>"$RES/consumers"
 kill -TERM $long; wait $long; long_rc=$?
 kill $prod 2>/dev/null; wait $prod 2>/dev/null
-in1=$(stat_of "${n[0]}" frames_in) copies1=$(stat_of "${n[0]}" copies)
+read -r copies1 in1 < <(copies_in "${n[0]}")
 lg=$(tail -n 1 "$RES/long.log")
 echo "long: $lg" >>"$RES/consumers"
 for f in /tmp/ffmpeg.yuyv /tmp/gst.yuyv /tmp/ctl1.yuyv /tmp/ctl2.yuyv; do
@@ -173,10 +176,10 @@ both_past() { local i oa ob; for ((i = 0; i < 300; i++)); do
 	read -r oa _ _ < <(snap "$wa"); read -r ob _ _ < <(snap "$wb")
 	[ "$oa" -gt "$1" ] && [ "$ob" -gt "$1" ] && return 0; sleep 0.1; done; return 1; }
 both_past 5 || fail "the two consumers of the write() producer did not start"
-wk0=$(stat_of "$wa" copies) wi0=$(stat_of "$wa" frames_in)
+read -r wk0 wi0 < <(copies_in "$wa")
 read -r wa0 _ _ < <(snap "$wa")
 both_past $((wa0 + 60)) || fail "the write() stream stalled"
-wk1=$(stat_of "$wa" copies) wi1=$(stat_of "$wa" frames_in)
+read -r wk1 wi1 < <(copies_in "$wa")
 kill "$wca" "$wcb"; wait "$wca"; rca=$?; wait "$wcb"; rcb=$?
 kill "$wp"; wait "$wp" 2>/dev/null
 "$BIN/viacamctl" remove "$wid" >>"$RES/add-w.log" 2>&1 || fail "viacamctl remove $wid"
@@ -185,8 +188,10 @@ wextra=$((wcp - 2 * wfi))
 echo "write(), 2 nodes: frames_in $wfi copies $wcp" >>"$RES/consumers"
 check "write() producer, 2 nodes: each consumer checked every frame (exits $rca $rcb: $(tail -n 1 "$RES/write-a.log"))" \
 	test "$rca" = 0 -a "$rcb" = 0
+# (A frame counted in at the second reading may still owe a node its copy, 2 for one that
+# took the emulation: hence -2.)
 check "write() producer, 2 nodes: $wcp kernel copies for $wfi frames, $wextra with a third copy (fewer than half allowed)" \
-	test "$wfi" -ge 30 -a "$wextra" -ge 0 -a $((wextra * 2)) -lt "$wfi"
+	test "$wfi" -ge 30 -a "$wextra" -ge -2 -a $((wextra * 2)) -lt "$wfi"
 
 # ---------------------------------------------------------------- viacamd, consumers = 2
 section "viacamd"
@@ -216,9 +221,9 @@ wait_for 20 streaming "$cid" || fail "node 1 did not start streaming"
 # viacamd makes each frame straight in the consumer's capture buffer (VIACAM_IOC_LEND): with
 # one consumer the kernel copies (nearly) nothing. (A frame that finds every buffer with the
 # consumer takes a backend buffer and one copy.)
-k0=$(stat_of "$a" copies) f0=$(stat_of "$a" frames_in)
+read -r k0 f0 < <(copies_in "$a")
 sleep 2
-k1=$(stat_of "$a" copies) f1=$(stat_of "$a" frames_in)
+read -r k1 f1 < <(copies_in "$a")
 check "viacamd, one consumer: $((k1 - k0)) kernel copies for $((f1 - f0)) frames (at most 1 in 10)" \
 	test $((f1 - f0)) -ge 10 -a $(((k1 - k0) * 10)) -le $((f1 - f0))
 sizes=$(v4l2-ctl -d "$b" --list-formats-ext 2>&1 | grep -c 'Size: Discrete')
