@@ -2976,6 +2976,22 @@ static bool lend_frames(int outfd, struct lend_maps *maps, uint32_t size, struct
 }
 
 /*
+ * lend_frames() of @n frames, counting the camera's kernel copies meanwhile (read through
+ * @capdev's viacam_stats): *@copies gets them, or -1 when the counter cannot be read.
+ */
+static bool lend_frames_counted(const char *capdev, int outfd, struct lend_maps *maps,
+				uint32_t size, struct stream **cs, int nc, int n, uint32_t *counter,
+				bool ts, long long *copies)
+{
+	long long k0 = cam_copies(capdev);
+	bool good = lend_frames(outfd, maps, size, cs, nc, n, counter, ts);
+	long long k1 = cam_copies(capdev);
+
+	*copies = k0 < 0 || k1 < 0 ? -1 : k1 - k0;
+	return good;
+}
+
+/*
  * vctest lend CAPDEV CAPDEV2 OUTDEV: a producer that writes each frame into a lent
  * capture buffer. One consumer: 0 kernel copies; two: one copy per frame (for the other
  * node); the capture time given with DELIVER on every node; EBUSY for a handle that is not
@@ -2989,7 +3005,7 @@ static int cmd_lend(int argc, char **argv)
 	struct viacam_lend l, lends[2];
 	uint32_t size, counter = 1, stale, ids[2];
 	uint8_t *mem;
-	long long k0, k1;
+	long long copies;
 	int outfd, fd1, fd2, other, r, good;
 
 	if (argc != 4)
@@ -3013,22 +3029,18 @@ static int cmd_lend(int argc, char **argv)
 	close(other);
 
 	/* One consumer: each frame written into its own buffer, no kernel copy. */
-	k0 = cam_copies(argv[1]);
-	good = lend_frames(outfd, &maps, size, both, 1, 30, &counter, true);
-	k1 = cam_copies(argv[1]);
+	good = lend_frames_counted(argv[1], outfd, &maps, size, both, 1, 30, &counter, true, &copies);
 	CHECK(good, "one consumer: 30 frames lent, written and delivered, each with its capture time");
-	CHECK(k0 >= 0 && k1 == k0, "...with 0 kernel copies (copies %lld -> %lld)", k0, k1);
+	CHECK(copies == 0, "...with 0 kernel copies (%lld)", copies);
 	CHECK(maps.n == 2, "...through 2 mappings, one per capture buffer (%d)", maps.n);
 
 	/* Two consumers: the lender's buffer without a copy, the other node's with one. */
 	fd2 = fanout_consumer(&c2, argv[2]);
 	CHECK(fd2 >= 0, "consumer 2 streams on the second node");
-	k0 = cam_copies(argv[1]);
-	good = lend_frames(outfd, &maps, size, both, 2, 30, &counter, true);
-	k1 = cam_copies(argv[1]);
+	good = lend_frames_counted(argv[1], outfd, &maps, size, both, 2, 30, &counter, true, &copies);
 	CHECK(good, "two consumers: 30 frames, both nodes get each with the same capture time");
-	CHECK(k1 - k0 == 30, "...with one kernel copy per frame, for the second node (%lld)",
-	      k1 - k0);
+	CHECK(copies == 30, "...with one kernel copy per frame, for the second node (%lld)",
+	      copies);
 
 	/* UNLEND: the buffer goes back unfilled; then the lend is over. */
 	r = lend_one(outfd, &maps, &l, &mem);
@@ -3158,16 +3170,11 @@ static int dmabuf_consumer(struct stream *cap, const char *capdev, struct stream
 /* @s's buffer @index is queued from now on with the dma-buf of @exp's buffer @src. */
 static int dmabuf_swap(struct stream *s, unsigned int index, struct stream *exp, unsigned int src)
 {
-	int fd = export_buf(exp, src, O_RDWR | O_CLOEXEC, NULL);
 	void *mem;
+	int fd = export_buf(exp, src, O_RDWR | O_CLOEXEC, &mem);
 
 	if (fd < 0)
 		return fd;
-	mem = mmap(NULL, exp->len[src], PROT_READ, MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED) {
-		close(fd);
-		return -errno;
-	}
 	munmap(s->mem[index], s->len[index]);
 	close(s->dmafd[index]);
 	s->mem[index] = mem;
@@ -3200,7 +3207,7 @@ static int cmd_lend_dmabuf(int argc, char **argv)
 	uint32_t size, counter = 1, c = 0, frame;
 	struct v4l2_buffer b;
 	struct viacam_lend l;
-	long long k0, k1;
+	long long copies, k0, k1;
 	int outfd, expfd, fd1, fd2, r, good, known;
 	unsigned int swapped;
 	uint8_t *mem, *buf;
@@ -3237,22 +3244,18 @@ static int cmd_lend_dmabuf(int argc, char **argv)
 	/* One DMABUF consumer: each frame written into its dma-buf, no kernel copy. */
 	fd1 = dmabuf_consumer(&c1, argv[1], &exp, 0, false);
 	CHECK(fd1 >= 0, "consumer 1 streams with 2 dma-bufs of the exporter (DMABUF)");
-	k0 = cam_copies(argv[1]);
-	good = lend_frames(outfd, &maps, size, both, 1, 30, &counter, true);
-	k1 = cam_copies(argv[1]);
+	good = lend_frames_counted(argv[1], outfd, &maps, size, both, 1, 30, &counter, true, &copies);
 	CHECK(good, "one DMABUF consumer: 30 frames lent, written, delivered, right content");
-	CHECK(k0 >= 0 && k1 == k0, "...with 0 kernel copies (copies %lld -> %lld)", k0, k1);
+	CHECK(copies == 0, "...with 0 kernel copies (%lld)", copies);
 	CHECK(maps.n == 2, "...through 2 mappings, one per dma-buf (%d)", maps.n);
 
 	/* A second node (MMAP): it gets a copy, the lender none. */
 	fd2 = fanout_consumer(&c2, argv[2]);
 	CHECK(fd2 >= 0, "consumer 2 streams on the second node (MMAP)");
-	k0 = cam_copies(argv[1]);
-	good = lend_frames(outfd, &maps, size, both, 2, 20, &counter, false);
-	k1 = cam_copies(argv[1]);
+	good = lend_frames_counted(argv[1], outfd, &maps, size, both, 2, 20, &counter, false, &copies);
 	CHECK(good, "two consumers: 20 frames reach both");
-	CHECK(k1 - k0 == 20, "...with one kernel copy per frame, for the MMAP node (%lld)",
-	      k1 - k0);
+	CHECK(copies == 20, "...with one kernel copy per frame, for the MMAP node (%lld)",
+	      copies);
 	streamoff(&c2);
 
 	/*

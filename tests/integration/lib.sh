@@ -77,8 +77,25 @@ load_viacam() {
 	modprobe viacam "$@" || die "modprobe viacam $*"
 }
 
+# cam_stats CAPNODE KEY...: the values of KEYs in the node's viacam_stats, in that order, from
+# one read (the bridge takes them together under its lock; reading twice lets frames pass)
+cam_stats() {
+	local node=$1
+	shift
+	awk -v keys="$*" 'BEGIN { n = split(keys, k, " ") } { v[$1] = $2 }
+		END { for (i = 1; i <= n; i++) printf "%s%s", v[k[i]], (i < n ? " " : "\n") }' \
+		"/sys/class/video4linux/$(basename "$node")/viacam_stats"
+}
+
+# viacamd_lent LOG: the most frames a viacamd session made in consumers' own buffers
+# (VIACAM_IOC_LEND), from its "last consumer stopped" lines in LOG; empty if none
+viacamd_lent() {
+	sed -nE "s/.*slots skipped\), ([0-9]+) of them made in a consumer's own buffer.*/\1/p" "$1" |
+		sort -n | tail -n 1
+}
+
 # frames_in of the camera whose capture node is $1
-frames_in() { sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
+frames_in() { cam_stats "$1" frames_in; }
 
 # wait_frames_in CAPNODE MIN SECONDS: until the backend has queued more than MIN frames
 # (producers start slowly under TCG, more so while the host is busy).

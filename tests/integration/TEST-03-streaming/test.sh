@@ -74,8 +74,7 @@ check "...and so is one 3 s old: $ok of $n frames, $eq kept ($res)" \
 # that loses its CPU for a second on a loaded host has no capture buffer waiting meanwhile,
 # and those frames rightly go the two-copy way (30 of 97 once in CI).
 # one read of the counters (taken together under the bridge's lock): "COPIES IN OUT"
-counters() { awk '/^copies /{c=$2} /^frames_in /{i=$2} /^frames_out /{o=$2} END{print c, i, o}' \
-	"/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
+counters() { cam_stats "$1" copies frames_in frames_out; }
 "$BIN/vctest" produce -w -r 30 -s 500000 "$out" >"$RES/producer-write.log" 2>&1 &
 prod=$!
 wait_frames_in "$cap" "$(($(frames_in "$cap") + 5))" 60 || fail "the write() producer did not start"

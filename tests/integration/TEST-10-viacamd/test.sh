@@ -32,7 +32,7 @@ not() { ! "$@"; }
 # wait_more NODE N SECONDS: until N more frames came in than when called (a new stream runs)
 wait_more() { wait_frames_in "$1" $(($(frames_in "$1") + $2)) "$3"; }
 stats() { cat "/sys/class/video4linux/video$1/viacam_stats"; }
-fin() { sed -nE 's/frames_in ([0-9]+)/\1/p' "/sys/class/video4linux/video$1/viacam_stats"; }
+fin() { frames_in "video$1"; }
 capture() { # NODE FOURCC W H FILE [N] [extra v4l2-ctl args...]
 	local node=$1 f=$2 w=$3 h=$4 file=$5 n=${6:-4}; shift 6 2>/dev/null || shift $#
 	timeout 60 v4l2-ctl -d "$node" --set-fmt-video=width=$w,height=$h,pixelformat=$f "$@" \

@@ -247,11 +247,10 @@ for mode in mmap user dmabuf read; do
 done
 # viacamd makes each frame straight in the consumer's buffer, a DMABUF one too (the dma-buf
 # of the VIA camera's capture buffer, lent to viacamd): the kernel copies (nearly) nothing.
-stat_of() { sed -nE "s/^$2 ([0-9]+)/\1/p" "/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
-k0=$(stat_of $cap copies) f0=$(stat_of $cap frames_in)
+read -r k0 f0 < <(cam_stats $cap copies frames_in)
 timeout 60 v4l2-ctl -d $cap --stream-dmabuf --export-device /dev/video30 --stream-count=60 \
 	--stream-to=/tmp/v4l2ctl-dmabuf60.raw >"$RES/v4l2ctl-dmabuf60.log" 2>&1
-k1=$(stat_of $cap copies) f1=$(stat_of $cap frames_in)
+read -r k1 f1 < <(cam_stats $cap copies frames_in)
 check_frames "dmabuf capture: 60 frames with brightness 40" /tmp/v4l2ctl-dmabuf60.raw YUYV 320 240 60 -c brightness=40
 check "...with $((k1 - k0)) kernel copies for $((f1 - f0)) frames (at most 1 in 10)" \
 	test $((f1 - f0)) -ge 50 -a $(((k1 - k0) * 10)) -le $((f1 - f0))

@@ -32,14 +32,10 @@ section() { echo "$(($(date +%s) - t0)) s: $*" >>"$RES/timing"; }
 kv() { sed -nE "s/.*(^| )$1=([-0-9]+).*/\2/p" <<<"$2"; }	# kv KEY "k=v k=v..."
 # copies_in NODE: "copies frames_in" from one read of its viacam_stats (two reads, each a process
 # of its own, let a slow guest count frames in between: TEST-17 on the debug kernel saw -6)
-copies_in() { awk '$1 == "copies" { c = $2 } $1 == "frames_in" { f = $2 } END { print c, f }' \
-	"/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
+copies_in() { cam_stats "$1" copies frames_in; }
 # snap NODE: "node_frames_out frames_in frames_repeated" from one read of its viacam_stats
 # (a frame counted in but not yet delivered at the first read may be delivered in the window: +1)
-snap() {
-	awk '$1 == "node_frames_out" { o = $2 } $1 == "frames_in" { i = $2 } $1 == "frames_repeated" { r = $2 }
-		END { print o, i, r }' "/sys/class/video4linux/$(basename "$1")/viacam_stats"
-}
+snap() { cam_stats "$1" node_frames_out frames_in frames_repeated; }
 
 # ---------------------------------------------------------------- the nodes
 section "nodes"
@@ -302,7 +298,7 @@ check "...and drew frames at ${fps:-0} fps (at least 1 under TCG)" test "${fps:-
 check "ffmpeg on node 1 streamed alongside (node 1 had got $ffsize, then $ffsize2 frames)" \
 	test "$ffsize" -gt 0 -a "$ffsize2" -gt "$ffsize"
 kill $daemon; wait $daemon 2>/dev/null
-lent=$(sed -nE "s/.*slots skipped\), ([0-9]+) of them made in a consumer's own buffer.*/\1/p" "$RES/viacamd.log" | sort -n | tail -n 1)
+lent=$(viacamd_lent "$RES/viacamd.log")
 check "viacamd's log counts frames made in consumers' own buffers (${lent:-none})" test "${lent:-0}" -gt 0
 
 # ---------------------------------------------------------------- removal while several stream

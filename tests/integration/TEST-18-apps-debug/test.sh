@@ -16,7 +16,7 @@
 load_viacam devices=0
 W=320 H=240 SIZE=$((320 * 240 * 2))
 clients=$RES/clients.log
-node_out() { sed -nE 's/^node_frames_out ([0-9]+)/\1/p' "/sys/class/video4linux/$(basename "$1")/viacam_stats"; }
+node_out() { cam_stats "$1" node_frames_out; }
 got_frames() { [ "$(node_out "$1")" -ge "$2" ]; }
 file_frames() { echo $(($(stat -c %s "$1" 2>/dev/null || echo 0) / SIZE)); }
 
@@ -74,7 +74,7 @@ check "...and the DMABUF consumer's too ($("$BIN/vcpix" /tmp/dm18.yuyv YUYV $W $
 
 lent_said() { grep -q "of them made in a consumer's own buffer" "$RES/viacamd.log"; }
 wait_for 30 lent_said
-lent=$(sed -nE "s/.*slots skipped\), ([0-9]+) of them made in a consumer's own buffer.*/\1/p" "$RES/viacamd.log" | sort -n | tail -n 1)
+lent=$(viacamd_lent "$RES/viacamd.log")
 check "viacamd made frames in consumers' own buffers (${lent:-none}, by its log once the last consumer stopped)" \
 	test "${lent:-0}" -gt 0
 
