@@ -218,9 +218,12 @@ static struct viacam_cam *viacam_cam_create(struct viacam_camera *req)
 	ret = video_register_device(&cam->cons[0].vdev, VFL_TYPE_VIDEO, req->capture_nr);
 	if (ret)
 		goto err_put;
+	viacam_inject_delay(VIACAM_INJECT_ADD);
 	ret = video_register_device(&cam->out_vdev, VFL_TYPE_VIDEO, req->backend_nr);
 	if (ret)
 		goto err_unreg_cap;
+	/* Pairs with viacam_send_event(): events may go to its file handles now. */
+	smp_store_release(&cam->out_ready, true);
 	for (i = 1; i < cam->ncons; i++) {
 		ret = video_register_device(&cam->cons[i].vdev, VFL_TYPE_VIDEO, VIACAM_NR_AUTO);
 		if (ret)
@@ -539,4 +542,4 @@ module_exit(viacam_exit);
 MODULE_DESCRIPTION("viacam: V4L2 camera bridge between a user-space backend and capture applications");
 MODULE_AUTHOR("viacam developers");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(DMA_BUF);	/* VIACAM_IOC_LEND exports capture buffers as dma-bufs */
+VIACAM_IMPORT_NS_DMA_BUF;	/* VIACAM_IOC_LEND exports capture buffers as dma-bufs */

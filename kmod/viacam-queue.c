@@ -40,7 +40,7 @@
  *    out_buf_queue, DELIVER) or lent (LEND, write()). So fills never
  *    overlap, each node's buffers complete in sequence order, the held frame
  *    is not replaced while it is copied to node after node, and a buffer
- *    read as a repeat source (src_buf) is not overwritten meanwhile. A
+ *    read as a repeat source (src_dbuf) is not overwritten meanwhile. A
  *    capture stop_streaming takes it once after detaching its node's
  *    buffers, to wait for a copy in flight. Nothing holding it waits for user
  *    space: the producer fills a lent buffer with copy_lock dropped, holding
@@ -48,7 +48,7 @@
  *    last_frame, the bridge's own copy of a frame to repeat, is read and
  *    written only with copy_lock held.
  * 3. cam->slock (spinlock) protects the hand-off state (each node's queued
- *    list, active, want, sequence and format; held, src_buf, nactive, the
+ *    list, active, want, sequence and format; held, the repeat source, nactive, the
  *    backend's state, counters). It is held only for pointer and counter
  *    updates: never across a copy, an allocation or a wait.
  * 4. A backend frame queued while every streaming node has had the held frame
@@ -75,14 +75,25 @@
  * frame. The backend queue therefore has at least two buffers. Each
  * streaming node is owed the held frame once (cons->want): a node with no
  * buffer waiting gets it when it queues one, unless a newer frame came.
- * A write() of one whole raw frame while every streaming node has a buffer
- * waiting skips the backend queue: the bridge lends itself one of those
- * buffers (MMAP or DMABUF memory), copies the frame from user space
- * straight into it and delivers it as DELIVER does (one copy, plus one per
- * other node; vb2's write() emulation and the hand-off would make one more).
- * That buffer, or a lent one after DELIVER, then holds the only copy of the
- * newest frame (src_buf): the first repeat copies it to last_frame, whether
- * the consumer holds it or not.
+ * A write() of one whole raw frame while the one streaming node has a
+ * buffer waiting skips the backend queue: the bridge lends itself that
+ * buffer (MMAP or DMABUF memory), copies the frame from user space straight
+ * into it and delivers it as DELIVER does (one copy; vb2's write() emulation
+ * and the hand-off would make two). That buffer, or a lent one after
+ * DELIVER, then holds the only copy of the newest frame (src_dbuf): the
+ * first repeat copies it to last_frame for that node, whether the consumer
+ * holds it or not.
+ *
+ * Consumer isolation (the rules; docs/architecture.md says why):
+ *  - no node's frame is ever read from another node's buffer: a consumer
+ *    may write into its own buffers at any time (lending is for one
+ *    streaming node; a repeat of a frame from a capture buffer goes to that
+ *    buffer's node only, last_owner);
+ *  - no stream is shown a frame that arrived before its STREAMON (cons->start
+ *    against held_in, last_frame_in): a neutral frame, or nothing, instead;
+ *  - what a consumer's queue takes is capped by max_queue_mb, counted from
+ *    vb2's own buffer count and never from buf_init/buf_cleanup pairs,
+ *    which vb2 does not keep (see viacam_buf_init()).
  */
 #include <linux/delay.h>
 #include <linux/dma-buf.h>
@@ -111,12 +122,14 @@ MODULE_PARM_DESC(queue_lock,
  * stream's stop hold the camera's lock for 2 s (a slow stop: TEST-13 shows
  * that it holds up only that camera, not the control node); bit 5 delays the
  * end of a capture buffer's queueing (cap_buf_queue) by 200 ms, the window in
- * which a frame copied into it would make the consumer's QBUF return DONE.
+ * which a frame copied into it would make the consumer's QBUF return DONE;
+ * bit 6 makes ADD wait 200 ms between registering a camera's first capture
+ * node and its backend node (a consumer may open the capture node then).
  */
 static uint inject;
 module_param(inject, uint, 0644);
 MODULE_PARM_DESC(inject,
-		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, bit 3 the copy in a producer's QBUF, bit 5 the end of a capture buffer's queueing, by 200 ms; bit 2 leaks 64 bytes per camera; bit 4 delays a capture stop by 2 s (default 0)");
+		 "tests only: bit 0 delays the worker's copy, bit 1 a direct write()'s copy from user space, bit 3 the copy in a producer's QBUF, bit 5 the end of a capture buffer's queueing, bit 6 an ADD between its capture and backend node, by 200 ms; bit 2 leaks 64 bytes per camera; bit 4 delays a capture stop by 2 s (default 0)");
 
 /*
  * Buffer memory is vmalloc memory that no cgroup is charged for, and anyone
@@ -127,14 +140,7 @@ module_param(max_queue_mb, uint, 0644);
 MODULE_PARM_DESC(max_queue_mb,
 		 "most memory the buffers of one queue may take, in MiB (default 1024)");
 
-#define VIACAM_INJECT_WORKER	BIT(0)
-#define VIACAM_INJECT_WRITE	BIT(1)
-#define VIACAM_INJECT_LEAK	BIT(2)
-#define VIACAM_INJECT_QBUF	BIT(3)
-#define VIACAM_INJECT_STOP	BIT(4)
-#define VIACAM_INJECT_CAPQ	BIT(5)
-
-static void viacam_inject_delay(u32 site)
+void viacam_inject_delay(u32 site)
 {
 	if (READ_ONCE(inject) & site)
 		msleep(site == VIACAM_INJECT_STOP ? 2000 : 200);
@@ -273,38 +279,88 @@ static struct viacam_consumer *viacam_buf_cons(struct viacam_buf *buf)
 	return vb2_get_drv_priv(buf->vb.vb2_buf.vb2_queue);
 }
 
+static void viacam_dbuf_put(struct dma_buf *dbuf)
+{
+	if (dbuf)
+		dma_buf_put(dbuf);
+}
+
+/*
+ * The memory of capture buffer @buf as a lend hands it out: a DMABUF
+ * buffer's dma-buf, an MMAP buffer's export (NULL if it was never lent), never
+ * a USERPTR buffer's. No reference is taken: the buffer must be the driver's
+ * (queued, lent or being filled), so vb2 cannot change its memory meanwhile.
+ */
+static struct dma_buf *viacam_buf_mem(struct viacam_buf *buf)
+{
+	struct vb2_buffer *vb = &buf->vb.vb2_buf;
+
+	return vb->memory == VB2_MEMORY_DMABUF ? vb->planes[0].dbuf : buf->dbuf;
+}
+
+/* Under slock: may the producer still be writing into @mem (a stale lend of it)? */
+static bool viacam_mem_stale(struct viacam_cam *cam, struct dma_buf *mem)
+{
+	struct viacam_lendrec *rec;
+
+	lockdep_assert_held(&cam->slock);
+	if (!mem)
+		return false;
+	list_for_each_entry(rec, &cam->stale_lends, link)
+		if (rec->dbuf == mem)
+			return true;
+	return false;
+}
+
 /*
  * A capture buffer queued by its consumer may be filled now (slock held):
- * onto its node's list, unless the producer may still be writing into it
- * (a stale lend): then it waits on cam->parked until the producer is done.
+ * onto its node's list, unless the producer may still be writing into its
+ * memory (a stale lend of it, whatever the buffer's lend id is now): then it
+ * waits on cam->parked until the producer is done.
  */
 static void viacam_cap_ready(struct viacam_cam *cam, struct viacam_consumer *cons,
 			     struct viacam_buf *buf)
 {
 	lockdep_assert_held(&cam->slock);
-	list_add_tail(&buf->list, buf->stale ? &cam->parked : &cons->queued);
+	list_add_tail(&buf->list, viacam_mem_stale(cam, viacam_buf_mem(buf)) ?
+		      &cam->parked : &cons->queued);
 }
 
 /*
- * The producer is done with the stale buffer @buf (slock held): it may be
- * filled again, and if its consumer queued it meanwhile it joins its node's
- * list. Returns true if the worker has a frame for it.
+ * Under slock: the stale lend @rec ends (the producer let go of it, or
+ * stopped). It moves to @done, which the caller frees after dropping slock
+ * (viacam_recs_free), and buffers parked for its memory may be filled again.
+ * Returns true if the worker has a frame for one of them.
  */
-static bool viacam_unstale(struct viacam_cam *cam, struct viacam_buf *buf)
+static bool viacam_stale_end(struct viacam_cam *cam, struct viacam_lendrec *rec,
+			     struct list_head *done)
 {
-	struct viacam_consumer *cons = viacam_buf_cons(buf);
-	struct viacam_buf *p;
+	struct viacam_buf *buf, *tmp;
+	bool kick = false;
 
 	lockdep_assert_held(&cam->slock);
-	list_del(&buf->stale_link);
-	buf->stale = false;
-	list_for_each_entry(p, &cam->parked, list) {
-		if (p == buf) {
-			list_move_tail(&buf->list, &cons->queued);
-			return cons->active && cons->want && cam->held;
-		}
+	list_move_tail(&rec->link, done);
+	list_for_each_entry_safe(buf, tmp, &cam->parked, list) {
+		struct viacam_consumer *cons = viacam_buf_cons(buf);
+
+		if (viacam_mem_stale(cam, viacam_buf_mem(buf)))
+			continue;
+		list_move_tail(&buf->list, &cons->queued);
+		kick |= cons->active && cons->want && cam->held;
 	}
-	return false;
+	return kick;
+}
+
+/* Free lend records (no lock of ours held): their references to the memory go. */
+static void viacam_recs_free(struct list_head *recs)
+{
+	struct viacam_lendrec *rec, *tmp;
+
+	list_for_each_entry_safe(rec, tmp, recs, link) {
+		list_del(&rec->link);
+		viacam_dbuf_put(rec->dbuf);
+		kfree(rec);
+	}
 }
 
 /* Does a streaming capture node still want the held frame? slock held. */
@@ -320,7 +376,7 @@ static bool viacam_held_wanted(struct viacam_cam *cam)
 }
 
 /*
- * Under slock: the repeat source (src_buf) ends. Returns its reference to the
+ * Under slock: the repeat source (src_dbuf) ends. Returns its reference to the
  * frame's memory (src_dbuf), which the caller now owns: it reads the frame
  * through it, or just puts it (viacam_dbuf_put, after dropping slock).
  */
@@ -329,16 +385,9 @@ static struct dma_buf *viacam_src_end(struct viacam_cam *cam)
 	struct dma_buf *dbuf = cam->src_dbuf;
 
 	lockdep_assert_held(&cam->slock);
-	cam->src_buf = NULL;
 	cam->src_cons = NULL;
 	cam->src_dbuf = NULL;
 	return dbuf;
-}
-
-static void viacam_dbuf_put(struct dma_buf *dbuf)
-{
-	if (dbuf)
-		dma_buf_put(dbuf);
 }
 
 /*
@@ -361,6 +410,7 @@ static struct viacam_buf *viacam_hold(struct viacam_cam *cam, struct viacam_buf 
 		cam->cons[i].want = cam->cons[i].active;
 	*src_put = viacam_src_end(cam);	/* held is newer than a lent frame */
 	cam->last_in = ktime_get();
+	cam->held_in = cam->last_in;
 	cam->repeating = false;
 	return old;
 }
@@ -439,13 +489,20 @@ static void viacam_return_list(struct list_head *list, enum vb2_buffer_state sta
 	}
 }
 
+/* What last_frame is to hold: the frame's format, when it arrived, whose it is. */
+struct viacam_keep {
+	const struct viacam_streamfmt *sfmt;
+	ktime_t in;
+	struct viacam_consumer *owner;	/* NULL: a backend buffer's frame, for every node */
+};
+
 /*
  * Copy a frame to last_frame, the bridge's own frame to repeat while no
  * backend frame can be shown. copy_lock held, so no repeat reads last_frame
  * meanwhile; the caller made last_valid false under slock first.
  */
 static void viacam_keep_frame(struct viacam_cam *cam, const void *src, u32 len,
-			      const struct viacam_streamfmt *sfmt)
+			      const struct viacam_keep *k)
 {
 	unsigned long flags;
 
@@ -462,8 +519,10 @@ static void viacam_keep_frame(struct viacam_cam *cam, const void *src, u32 len,
 	memcpy(cam->last_frame, src, len);
 	spin_lock_irqsave(&cam->slock, flags);
 	cam->copies++;
-	cam->last_sfmt = *sfmt;
+	cam->last_sfmt = *k->sfmt;
 	cam->last_len = len;
+	cam->last_frame_in = k->in;
+	cam->last_owner = k->owner;
 	cam->last_valid = true;
 	spin_unlock_irqrestore(&cam->slock, flags);
 }
@@ -472,10 +531,10 @@ static void viacam_keep_frame(struct viacam_cam *cam, const void *src, u32 len,
  * viacam_keep_frame() of the frame in the repeat source, read through the
  * reference to its memory taken at DELIVER (src_dbuf), mapped here: the
  * capture buffer itself may have been freed or, for DMABUF, queued with
- * another dma-buf since (vb2 calls buf_cleanup then). copy_lock held.
+ * another dma-buf since. copy_lock held.
  */
 static void viacam_keep_dbuf(struct viacam_cam *cam, struct dma_buf *dbuf, u32 len,
-			     const struct viacam_streamfmt *sfmt)
+			     const struct viacam_keep *k)
 {
 	struct iosys_map map;
 	void *vaddr;
@@ -484,29 +543,8 @@ static void viacam_keep_dbuf(struct viacam_cam *cam, struct dma_buf *dbuf, u32 l
 	vaddr = viacam_dbuf_vmap(dbuf, &map);
 	if (!vaddr)
 		return;
-	viacam_keep_frame(cam, vaddr, len, sfmt);
+	viacam_keep_frame(cam, vaddr, len, k);
 	viacam_dbuf_vunmap(dbuf, &map);
-}
-
-/*
- * A stop_streaming callback (cam->lock held) keeps a frame to repeat later:
- * @src (a backend buffer's, still queued), or the repeat source's @dbuf.
- */
-static void viacam_save_last(struct viacam_cam *cam, const void *src, struct dma_buf *dbuf,
-			     u32 len, const struct viacam_streamfmt *sfmt)
-{
-	unsigned long flags;
-
-	lockdep_assert_held(&cam->lock);
-	mutex_lock(&cam->copy_lock);
-	spin_lock_irqsave(&cam->slock, flags);
-	cam->last_valid = false;
-	spin_unlock_irqrestore(&cam->slock, flags);
-	if (dbuf)
-		viacam_keep_dbuf(cam, dbuf, len, sfmt);
-	else
-		viacam_keep_frame(cam, src, len, sfmt);
-	mutex_unlock(&cam->copy_lock);
 }
 
 /* ------------------------------------------------------------------------
@@ -589,10 +627,12 @@ static void viacam_frame_work(struct work_struct *work)
 
 /*
  * One repeat for @cons (copy_lock held): its oldest waiting buffer gets the
- * best frame there is. The source is, in order: the held frame if it fits;
- * last_frame if it fits (where viacam_repeat_work put a frame that only a
- * capture buffer held); else a neutral frame (none exists for a compressed
- * format: the buffer waits).
+ * best frame there is that arrived after its STREAMON (a stream never starts
+ * with a picture taken before it, perhaps for another user). The source is,
+ * in order: the held frame if it fits; last_frame if it fits and is not
+ * another node's (viacam_repeat_work put there a frame that only a capture
+ * buffer held, which its consumer may have written into); else a neutral
+ * frame (none exists for a compressed format: the buffer waits).
  */
 static void viacam_repeat_one(struct viacam_cam *cam, struct viacam_consumer *cons)
 {
@@ -609,11 +649,14 @@ static void viacam_repeat_one(struct viacam_cam *cam, struct viacam_consumer *co
 		return;
 	}
 	len = cons->sfmt.sizeimage;
-	if (cam->held && viacam_sfmt_fits(&cam->out_sfmt, &cons->sfmt) &&
+	if (cam->held && !ktime_before(cam->held_in, cons->start) &&
+	    viacam_sfmt_fits(&cam->out_sfmt, &cons->sfmt) &&
 	    viacam_src_len(cam->held, &cons->sfmt)) {
 		src = vb2_plane_vaddr(&cam->held->vb.vb2_buf, 0);
 		len = viacam_src_len(cam->held, &cons->sfmt);
-	} else if (cam->last_valid && viacam_sfmt_fits(&cam->last_sfmt, &cons->sfmt)) {
+	} else if (cam->last_valid && !ktime_before(cam->last_frame_in, cons->start) &&
+		   (!cam->last_owner || cam->last_owner == cons) &&
+		   viacam_sfmt_fits(&cam->last_sfmt, &cons->sfmt)) {
 		src = cam->last_frame;
 		len = cam->last_len;
 	} else if (viacam_is_compressed(cons->sfmt.pixelformat)) {
@@ -632,8 +675,12 @@ static void viacam_repeat_one(struct viacam_cam *cam, struct viacam_consumer *co
 
 /*
  * Once the timeout has passed without a real frame, every streaming node gets
- * one repeated frame per negotiated interval (at least 1 ms apart).
+ * one repeated frame per negotiated interval: at least 1 ms apart, at most
+ * VIACAM_REPEAT_MAX_US (usecs_to_jiffies() takes 32 bits: a declared
+ * interval of 2^26 s made that 0, and the work ran without pause).
  */
+#define VIACAM_REPEAT_MAX_US	((u64)U32_MAX)
+
 static void viacam_repeat_work(struct work_struct *work)
 {
 	struct viacam_cam *cam = container_of(to_delayed_work(work), struct viacam_cam,
@@ -642,7 +689,8 @@ static void viacam_repeat_work(struct work_struct *work)
 	ktime_t now = ktime_get(), due;
 	struct viacam_streamfmt sfmt;
 	struct dma_buf *src = NULL;
-	s64 interval_us;
+	struct viacam_keep keep;
+	u64 interval_us;
 	unsigned int i;
 	u32 len = 0;
 
@@ -665,14 +713,15 @@ static void viacam_repeat_work(struct work_struct *work)
 	cam->wr_direct = false;
 	/*
 	 * The newest frame exists only in a capture buffer (a direct write()'s or
-	 * a lent one's, src_buf): keep a copy of it (last_frame) to repeat, on
-	 * every node. Its consumer may hold that buffer, or have freed it; the
-	 * memory stays ours to read (src_dbuf, a reference of our own), and
-	 * reading it does not disturb the consumer.
+	 * a lent one's, the repeat source): keep a copy of it (last_frame) to
+	 * repeat to that buffer's node. Its consumer may hold that buffer, or
+	 * have freed it; the memory stays ours to read (src_dbuf, a reference of
+	 * our own), and reading it does not disturb the consumer.
 	 */
-	if (cam->src_buf) {
+	if (cam->src_dbuf) {
 		len = cam->src_len;
 		sfmt = cam->src_cons->sfmt;
+		keep = (struct viacam_keep){ &sfmt, cam->src_in, cam->src_cons };
 		src = viacam_src_end(cam);
 		cam->last_valid = false;
 	}
@@ -681,13 +730,13 @@ static void viacam_repeat_work(struct work_struct *work)
 	spin_unlock_irqrestore(&cam->slock, flags);
 
 	if (src) {
-		viacam_keep_dbuf(cam, src, len, &sfmt);
+		viacam_keep_dbuf(cam, src, len, &keep);
 		dma_buf_put(src);
 	}
 	for (i = 0; i < cam->ncons; i++)
 		viacam_repeat_one(cam, &cam->cons[i]);
 	mutex_unlock(&cam->copy_lock);
-	delay = usecs_to_jiffies(max_t(s64, interval_us, 1000));
+	delay = usecs_to_jiffies(clamp_t(u64, interval_us, 1000, VIACAM_REPEAT_MAX_US));
 	queue_delayed_work(cam->wq, &cam->repeat_work, delay);
 }
 
@@ -721,19 +770,22 @@ static struct viacam_cam *viacam_q_cam(struct vb2_queue *q)
 	       ((struct viacam_consumer *)vb2_get_drv_priv(q))->cam;
 }
 
-/* Buffers of @q now (vb2 itself says so with an accessor only since 6.8). */
-static unsigned int *viacam_nbufs(struct vb2_queue *q)
-{
-	if (q->type == V4L2_BUF_TYPE_VIDEO_OUTPUT)
-		return &((struct viacam_cam *)vb2_get_drv_priv(q))->out_nbufs;
-	return &((struct viacam_consumer *)vb2_get_drv_priv(q))->nbufs;
-}
-
+/*
+ * READ THIS before keeping state in buf_init/buf_cleanup: vb2 does not pair
+ * them for USERPTR and DMABUF memory (seen in 6.1 and 6.12). A QBUF whose
+ * dma-buf fd is bad or too short, or whose USERPTR length is too short,
+ * releases the buffer's memory without buf_cleanup; the next QBUF calls
+ * buf_init again; __vb2_queue_free() calls buf_cleanup only for buffers that
+ * still have memory. So nothing that must be undone lives here: the number of
+ * buffers is vb2's own (viacam_q_num_buffers()), a lend's reference to the
+ * memory is the lend record's. Only an MMAP buffer's export (buf->dbuf) is
+ * put here: vb2 calls buf_init right after allocating MMAP memory and
+ * buf_cleanup before freeing it, always.
+ */
 static int viacam_buf_init(struct vb2_buffer *vb)
 {
 	struct viacam_cam *cam = viacam_q_cam(vb->vb2_queue);
 
-	(*viacam_nbufs(vb->vb2_queue))++;
 	/* A capture buffer's id for VIACAM_IOC_LEND: never reused while the camera exists. */
 	if (vb->vb2_queue->type == V4L2_BUF_TYPE_VIDEO_CAPTURE)
 		to_viacam_buf(vb)->lend_id = atomic_inc_return(&cam->lend_ids);
@@ -742,52 +794,54 @@ static int viacam_buf_init(struct vb2_buffer *vb)
 
 static void viacam_buf_cleanup(struct vb2_buffer *vb)
 {
-	struct viacam_cam *cam = viacam_q_cam(vb->vb2_queue);
 	struct viacam_buf *buf = to_viacam_buf(vb);
-	unsigned long flags;
 
-	(*viacam_nbufs(vb->vb2_queue))--;
-	/* Freed while its producer may still write: the dma-buf keeps the memory. */
-	spin_lock_irqsave(&cam->slock, flags);
-	if (buf->stale)
-		list_del(&buf->stale_link);
-	buf->stale = false;
-	spin_unlock_irqrestore(&cam->slock, flags);
 	/* A producer that still maps a lend of it keeps the memory until it lets go. */
-	if (buf->dbuf)
-		dma_buf_put(buf->dbuf);
+	viacam_dbuf_put(buf->dbuf);
 	buf->dbuf = NULL;
 }
 
 /*
+ * The biggest plane a buffer may have: CREATE_BUFS may ask for up to twice
+ * the current format's size or the biggest frame the camera offers, whichever
+ * is more; a USERPTR QBUF may pin no more than that. cam->lock held.
+ */
+static u32 viacam_plane_max(struct viacam_cam *cam)
+{
+	lockdep_assert_held(&cam->lock);
+	return min_t(u64, max_t(u64, 2ULL * cam->fmt.sizeimage, viacam_max_frame(cam)),
+		     U32_MAX - PAGE_SIZE);
+}
+
+/*
  * queue_setup of both queues: REQBUFS gets the current format's size;
- * CREATE_BUFS (*nplanes set) may ask for more, up to twice that or the
- * biggest frame the camera offers, whichever is more. *nbuffers is cut so that all buffers of
- * the queue fit in max_queue_mb; -ENOMEM when not even one does.
+ * CREATE_BUFS (*nplanes set) may ask for more, up to viacam_plane_max().
+ * *nbuffers is cut so that all buffers of the queue fit in max_queue_mb
+ * (a USERPTR buffer counted at the most a QBUF may pin); -ENOMEM when not
+ * even one does.
  */
 static int viacam_queue_sizes(struct vb2_queue *q, unsigned int *nbuffers,
 			      unsigned int *nplanes, unsigned int sizes[])
 {
 	struct viacam_cam *cam = viacam_q_cam(q);
 	u64 budget = (u64)READ_ONCE(max_queue_mb) << 20;
-	unsigned int have = *viacam_nbufs(q);
-	u32 fmt_size, max_frame;
+	unsigned int have = viacam_q_num_buffers(q);
+	u32 fmt_size, plane_max;
 	u64 size, fit;
 
 	viacam_cb_lock(cam, q);
 	fmt_size = cam->fmt.sizeimage;
-	max_frame = viacam_max_frame(cam);
+	plane_max = viacam_plane_max(cam);
 	viacam_cb_unlock(cam, q);
 
 	if (*nplanes) {
-		if (*nplanes != 1 || sizes[0] < fmt_size ||
-		    sizes[0] > max_t(u64, 2ULL * fmt_size, max_frame))
+		if (*nplanes != 1 || sizes[0] < fmt_size || sizes[0] > plane_max)
 			return -EINVAL;
 	} else {
 		*nplanes = 1;
 		sizes[0] = fmt_size;
 	}
-	size = PAGE_ALIGN((u64)sizes[0]);
+	size = PAGE_ALIGN((u64)(q->memory == VB2_MEMORY_USERPTR ? plane_max : sizes[0]));
 	fit = div64_u64(budget, size);
 	if (fit <= have)
 		return -ENOMEM;
@@ -847,6 +901,8 @@ static void cap_buf_queue(struct vb2_buffer *vb)
  * buffer is staged while vb2 fills in what QBUF returns, and only then may a
  * frame be copied into it: otherwise the producer's QBUF or the worker could
  * complete it in between, and the consumer's QBUF would return it as DONE.
+ * A USERPTR buffer longer than viacam_plane_max() is refused before vb2 pins
+ * it: queue_setup counted each buffer at that size against max_queue_mb.
  */
 int viacam_qbuf(struct file *file, void *fh, struct v4l2_buffer *b)
 {
@@ -855,8 +911,16 @@ int viacam_qbuf(struct file *file, void *fh, struct v4l2_buffer *b)
 	struct viacam_buf *buf, *tmp;
 	unsigned long flags;
 	bool kick = false;
+	u32 plane_max;
 	int ret;
 
+	if (b->memory == V4L2_MEMORY_USERPTR) {
+		viacam_cb_lock(cam, &cons->q);
+		plane_max = viacam_plane_max(cam);
+		viacam_cb_unlock(cam, &cons->q);
+		if (b->length > PAGE_ALIGN(plane_max))
+			return -EINVAL;
+	}
 	spin_lock_irqsave(&cam->slock, flags);
 	cons->in_qbuf = true;
 	spin_unlock_irqrestore(&cam->slock, flags);
@@ -888,6 +952,7 @@ static int cap_start_streaming(struct vb2_queue *q, unsigned int count)
 	viacam_streamfmt_from_pix(&cons->sfmt, &cam->fmt);
 	cons->sequence = 0;
 	cons->active = true;
+	cons->start = now;
 	/*
 	 * A new stream starts with the producer's next frame, not with one that
 	 * arrived before it: that frame may be old, and handing it out at once
@@ -930,7 +995,6 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	struct dma_buf *src = NULL;
 	unsigned long flags;
 	LIST_HEAD(queued);
-	u32 src_len = 0;
 	bool last;
 
 	viacam_cb_lock(cam, q);
@@ -942,28 +1006,31 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	/*
 	 * Its lent buffers come back too, without waiting for the producer: a
 	 * DELIVER or UNLEND of them says ESTALE. Until then the producer may
-	 * still write into them, so they are stale: queued again, they are
-	 * parked, not filled (viacam_cap_ready). Parked ones come back as well.
+	 * still write into their memory: their lend records become stale
+	 * lends, and a buffer queued with that memory is parked, not filled
+	 * (viacam_cap_ready). Parked ones come back as well.
 	 */
 	list_for_each_entry_safe(buf, tmp, &cam->lent, list) {
 		if (viacam_buf_cons(buf) != cons)
 			continue;
 		buf->lent = false;
-		buf->stale = true;
-		list_add_tail(&buf->stale_link, &cam->stale_lends);
+		list_add_tail(&buf->rec->link, &cam->stale_lends);
+		buf->rec = NULL;
 		list_move_tail(&buf->list, &queued);
 	}
 	list_for_each_entry_safe(buf, tmp, &cam->parked, list)
 		if (viacam_buf_cons(buf) == cons)
 			list_move_tail(&buf->list, &queued);
-	if (cam->src_cons == cons) {
-		src_len = cam->src_len;
+	/* Frames from its buffers were for it alone: no later stream gets them. */
+	if (cam->src_cons == cons)
 		src = viacam_src_end(cam);
-	}
+	if (cam->last_owner == cons)
+		cam->last_valid = false;
 	last = !--cam->nactive;
 	/* No capture buffer waits now: a write() goes through vb2's queue. */
 	cam->wr_direct = false;
 	spin_unlock_irqrestore(&cam->slock, flags);
+	viacam_dbuf_put(src);
 
 	/* A copy in flight completes its own buffer; wait for it. */
 	viacam_inject_delay(VIACAM_INJECT_STOP);
@@ -972,11 +1039,6 @@ static void cap_stop_streaming(struct vb2_queue *q)
 	flush_workqueue(cam->wq);
 	mutex_lock(&cam->copy_lock);
 	mutex_unlock(&cam->copy_lock);
-	/* A direct write's frame is still needed to repeat it in a later stream. */
-	if (src) {
-		viacam_save_last(cam, NULL, src, src_len, &cons->sfmt);
-		dma_buf_put(src);
-	}
 	viacam_return_list(&queued, VB2_BUF_STATE_ERROR);
 
 	if (last)
@@ -993,8 +1055,7 @@ static const struct vb2_ops viacam_cap_qops = {
 	.buf_queue		= cap_buf_queue,
 	.start_streaming	= cap_start_streaming,
 	.stop_streaming		= cap_stop_streaming,
-	.wait_prepare		= vb2_ops_wait_prepare,
-	.wait_finish		= vb2_ops_wait_finish,
+	VIACAM_VB2_WAIT_CALLBACKS
 };
 
 /* ------------------------------------------------------------------------
@@ -1114,8 +1175,11 @@ static void out_stop_streaming(struct vb2_queue *q)
 {
 	struct viacam_cam *cam = vb2_get_drv_priv(q);
 	struct viacam_buf *held, *buf, *tmp;
+	struct viacam_lendrec *rec, *rtmp;
+	struct viacam_keep keep;
 	unsigned long flags;
 	LIST_HEAD(pending);
+	LIST_HEAD(recs);
 
 	viacam_cb_lock(cam, q);
 	cam->wr_partial = 0;
@@ -1125,24 +1189,31 @@ static void out_stop_streaming(struct vb2_queue *q)
 	/* Lends end: their buffers wait for frames on their nodes again. */
 	list_for_each_entry_safe(buf, tmp, &cam->lent, list) {
 		buf->lent = false;
+		list_add_tail(&buf->rec->link, &recs);
+		buf->rec = NULL;
 		list_move(&buf->list, &viacam_buf_cons(buf)->queued);
 	}
 	/* So do the stale ones: the producer no longer writes into any buffer. */
-	list_for_each_entry_safe(buf, tmp, &cam->stale_lends, stale_link)
-		viacam_unstale(cam, buf);
+	list_for_each_entry_safe(rec, rtmp, &cam->stale_lends, link)
+		viacam_stale_end(cam, rec, &recs);
 	held = cam->held;
 	cam->held = NULL;
 	if (held)
 		cam->last_valid = false;
+	keep = (struct viacam_keep){ &cam->out_sfmt, cam->held_in, NULL };
 	cam->out_sequence = 0;
 	spin_unlock_irqrestore(&cam->slock, flags);
+	viacam_recs_free(&recs);
 
 	/* After this no worker can be reading held or last_frame. */
 	flush_workqueue(cam->wq);
 
+	/* Its newest frame, to show while it is away (to streams begun before it came). */
 	if (held) {
-		viacam_save_last(cam, vb2_plane_vaddr(&held->vb.vb2_buf, 0), NULL,
-				 vb2_get_plane_payload(&held->vb.vb2_buf, 0), &cam->out_sfmt);
+		mutex_lock(&cam->copy_lock);
+		viacam_keep_frame(cam, vb2_plane_vaddr(&held->vb.vb2_buf, 0),
+				  vb2_get_plane_payload(&held->vb.vb2_buf, 0), &keep);
+		mutex_unlock(&cam->copy_lock);
 		list_add(&held->list, &pending);
 	}
 	viacam_return_list(&pending, VB2_BUF_STATE_ERROR);
@@ -1157,8 +1228,7 @@ static const struct vb2_ops viacam_out_qops = {
 	.buf_queue		= out_buf_queue,
 	.start_streaming	= out_start_streaming,
 	.stop_streaming		= out_stop_streaming,
-	.wait_prepare		= vb2_ops_wait_prepare,
-	.wait_finish		= vb2_ops_wait_finish,
+	VIACAM_VB2_WAIT_CALLBACKS
 };
 
 /* ------------------------------------------------------------------------
@@ -1166,15 +1236,24 @@ static const struct vb2_ops viacam_out_qops = {
  *
  * A lent capture buffer is off its node's queued list and on cam->lent
  * (slock); only the producer writes it until DELIVER or UNLEND, and nothing
- * of ours fills, completes or reads it meanwhile. A lend holds a reference to
- * the buffer's memory (its dma-buf, exported once per buffer), so the
- * producer may go on writing into it after the node has stopped and freed
- * the buffer; the buffer itself is found again by its id only. The calls run
+ * of ours fills, completes or reads it meanwhile. Each lend has a record of
+ * the bridge's own (struct viacam_lendrec, buf->rec while lent) with a
+ * reference to the buffer's memory, taken for that lend: so the producer may
+ * go on writing into it after the node has stopped and freed the buffer, and
+ * a buffer queued again with that memory waits (parked) until the producer
+ * lets go. The buffer itself is found again by its id only. The calls run
  * under out_qlock (so they are ordered with the producer's STREAMOFF, which
  * ends all lends) and take copy_lock around the take and the delivery, never
  * while user space is accessed. A node's stop takes its lent buffers back
  * (ERROR, like its queued ones) without waiting for the producer; the lend
  * then answers ESTALE.
+ *
+ * Consumers are kept apart: a consumer can always write into its own
+ * buffers (mmap, its own dma-buf), so no other node's frame is ever copied
+ * from one. A buffer is lent only while its node is the one streaming; with
+ * several, frames come through backend buffers (one copy per node), and a
+ * lent frame delivered after a second node started goes to its own node
+ * only.
  *
  * write() of a whole raw frame uses the same lend inside the kernel: the
  * frame is copied from user space straight into a lent buffer (its only
@@ -1183,13 +1262,14 @@ static const struct vb2_ops viacam_out_qops = {
 
 /*
  * Under slock: a buffer to lend, moved to cam->lent: the first waiting buffer
- * of the first streaming node that may take a frame of format @sfmt. MMAP
- * memory (the bridge exports it) or DMABUF memory (the consumer's dma-buf is
- * lent itself); a USERPTR buffer's pages are the consumer's process's, and
- * cannot be handed on. @uapi: for VIACAM_IOC_LEND, which hands the memory to
- * user space: vb2 exports no buffer of a read() queue, and a consumer's
- * dma-buf opened read-only, or whose exporter has no mmap, cannot be mapped
- * for writing. write() fills the buffer in the kernel, so those serve it.
+ * of the streaming node, if it is the only one and may take a frame of format
+ * @sfmt. MMAP memory (the bridge exports it) or DMABUF memory (the
+ * consumer's dma-buf is lent itself); a USERPTR buffer's pages are the
+ * consumer's process's, and cannot be handed on. @uapi: for VIACAM_IOC_LEND,
+ * which hands the memory to user space: vb2 exports no buffer of a read()
+ * queue, and a consumer's dma-buf opened read-only, or whose exporter has no
+ * mmap, cannot be mapped for writing. write() fills the buffer in the
+ * kernel, so those serve it.
  */
 static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam,
 					   const struct viacam_streamfmt *sfmt, bool uapi)
@@ -1198,6 +1278,8 @@ static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam,
 	unsigned int i;
 
 	lockdep_assert_held(&cam->slock);
+	if (cam->nactive != 1)
+		return NULL;
 	for (i = 0; i < cam->ncons; i++) {
 		struct viacam_consumer *cons = &cam->cons[i];
 
@@ -1208,7 +1290,7 @@ static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam,
 			struct dma_buf *theirs = buf->vb.vb2_buf.planes[0].dbuf;
 
 			/* The repeat source stays as it is until a newer frame exists. */
-			if (buf == cam->src_buf)
+			if (cam->src_dbuf && viacam_buf_mem(buf) == cam->src_dbuf)
 				continue;
 			if (uapi && cons->q.memory == VB2_MEMORY_DMABUF &&
 			    (!(theirs->file->f_mode & FMODE_WRITE) || !theirs->ops->mmap))
@@ -1222,34 +1304,35 @@ static struct viacam_buf *viacam_lend_take(struct viacam_cam *cam,
 }
 
 /*
- * A reference to the memory of @buf, just lent (copy_lock held, so its node's
- * stop cannot have returned it to vb2 yet), kept in buf->dbuf until
- * buf_cleanup: an MMAP buffer's dma-buf, exported on its first lend; a DMABUF
- * buffer's, the consumer's own dma-buf. When a consumer queues a DMABUF
- * buffer with another dma-buf, vb2 calls buf_cleanup and buf_init: the old
- * reference goes, and the buffer gets a new lend id, for the uapi promises
- * that an id always names the same memory.
+ * A new reference to the memory of @buf, just lent (copy_lock held, so its
+ * node's stop cannot have returned it to vb2 yet): a DMABUF buffer's is the
+ * consumer's own dma-buf; an MMAP buffer's is exported on its first lend and
+ * kept in buf->dbuf until buf_cleanup, so that every lend of it hands out
+ * the same dma-buf.
  */
-static struct dma_buf *viacam_lend_dmabuf(struct viacam_buf *buf)
+static struct dma_buf *viacam_lend_mem(struct viacam_buf *buf)
 {
 	struct vb2_buffer *vb = &buf->vb.vb2_buf;
 	struct dma_buf *dbuf;
 
-	if (!buf->dbuf && vb->memory == VB2_MEMORY_DMABUF) {
-		get_dma_buf(vb->planes[0].dbuf);
-		buf->dbuf = vb->planes[0].dbuf;
-	} else if (!buf->dbuf) {
+	if (vb->memory == VB2_MEMORY_MMAP && !buf->dbuf) {
 		dbuf = vb->vb2_queue->mem_ops->get_dmabuf(vb, vb->planes[0].mem_priv, O_RDWR);
 		if (IS_ERR_OR_NULL(dbuf))
 			return dbuf ? dbuf : ERR_PTR(-EINVAL);
 		buf->dbuf = dbuf;
 	}
-	get_dma_buf(buf->dbuf);
-	return buf->dbuf;
+	dbuf = viacam_buf_mem(buf);
+	get_dma_buf(dbuf);
+	return dbuf;
 }
 
-/* Under slock: the lent buffer @id, taken off cam->lent, or NULL. */
-static struct viacam_buf *viacam_lend_find(struct viacam_cam *cam, u32 id)
+/*
+ * Under slock: the lent buffer @id, taken off cam->lent, or NULL. Its lend
+ * record goes to *@rec: the caller frees it (viacam_recs_free), or takes its
+ * reference to the memory.
+ */
+static struct viacam_buf *viacam_lend_find(struct viacam_cam *cam, u32 id,
+					   struct viacam_lendrec **rec)
 {
 	struct viacam_buf *buf;
 
@@ -1258,6 +1341,8 @@ static struct viacam_buf *viacam_lend_find(struct viacam_cam *cam, u32 id)
 		if (buf->lend_id == id) {
 			list_del(&buf->list);
 			buf->lent = false;
+			*rec = buf->rec;
+			buf->rec = NULL;
 			return buf;
 		}
 	}
@@ -1266,16 +1351,17 @@ static struct viacam_buf *viacam_lend_find(struct viacam_cam *cam, u32 id)
 
 /*
  * Under slock: the producer has let go of the lend @id, which its node's stop
- * ended (it said DELIVER or UNLEND and hears ESTALE). True: kick the worker.
+ * ended (it said DELIVER or UNLEND and hears ESTALE): its record goes to
+ * @done. True: kick the worker.
  */
-static bool viacam_lend_stale_end(struct viacam_cam *cam, u32 id)
+static bool viacam_lend_stale_end(struct viacam_cam *cam, u32 id, struct list_head *done)
 {
-	struct viacam_buf *buf;
+	struct viacam_lendrec *rec;
 
 	lockdep_assert_held(&cam->slock);
-	list_for_each_entry(buf, &cam->stale_lends, stale_link)
-		if (buf->lend_id == id)
-			return viacam_unstale(cam, buf);
+	list_for_each_entry(rec, &cam->stale_lends, link)
+		if (rec->id == id)
+			return viacam_stale_end(cam, rec, done);
 	return false;
 }
 
@@ -1289,21 +1375,25 @@ static void viacam_lend_return(struct viacam_cam *cam, struct viacam_buf *buf)
 /* End the lend @id unfilled: -ESTALE if it ended already. */
 static long viacam_unlend(struct viacam_cam *cam, u32 id)
 {
+	struct viacam_lendrec *rec = NULL;
 	struct viacam_buf *buf;
 	unsigned long flags;
 	bool kick = false;
+	LIST_HEAD(recs);
 
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
-	buf = viacam_lend_find(cam, id);
+	buf = viacam_lend_find(cam, id, &rec);
 	if (buf) {
+		list_add(&rec->link, &recs);
 		viacam_lend_return(cam, buf);
 		kick = cam->held && viacam_buf_cons(buf)->want;
 	} else {
-		kick = viacam_lend_stale_end(cam, id);
+		kick = viacam_lend_stale_end(cam, id, &recs);
 	}
 	spin_unlock_irqrestore(&cam->slock, flags);
 	mutex_unlock(&cam->copy_lock);
+	viacam_recs_free(&recs);
 	if (kick)
 		queue_work(cam->wq, &cam->frame_work);
 	return buf ? 0 : -ESTALE;
@@ -1317,28 +1407,42 @@ struct viacam_lent {
 };
 
 /*
- * Lend a buffer of the first streaming node that has one waiting, taking a
- * reference to its memory; -EAGAIN if none waits. copy_lock taken here. The
- * buffer is not touched again once it is dropped (its node's stop may free
- * it): only its id, and the memory through the reference.
+ * Lend a buffer of the only streaming node, if it has one waiting, taking a
+ * reference to its memory for the caller and one for the lend's record;
+ * -EAGAIN if none can be lent. copy_lock taken here. The buffer is not touched
+ * again once it is dropped (its node's stop may free it): only its id, and the
+ * memory through the reference.
  */
 static int viacam_lend_one(struct viacam_cam *cam, const struct viacam_streamfmt *sfmt,
 			   bool uapi, struct viacam_lent *lt)
 {
 	struct dma_buf *dbuf = ERR_PTR(-EAGAIN);
+	struct viacam_lendrec *rec;
 	struct viacam_buf *buf;
 	unsigned long flags;
 
+	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
 	buf = viacam_lend_take(cam, sfmt, uapi);
+	if (buf)
+		buf->rec = rec;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	if (buf) {
-		dbuf = viacam_lend_dmabuf(buf);
+		dbuf = viacam_lend_mem(buf);
+		rec->id = buf->lend_id;
 		lt->id = buf->lend_id;
 		lt->length = vb2_plane_size(&buf->vb.vb2_buf, 0);
+		if (!IS_ERR(dbuf)) {
+			rec->dbuf = dbuf;
+			get_dma_buf(dbuf);
+		}
 	}
 	mutex_unlock(&cam->copy_lock);
+	if (!buf)
+		kfree(rec);
 	if (IS_ERR(dbuf)) {
 		if (buf)
 			viacam_unlend(cam, lt->id);
@@ -1377,33 +1481,38 @@ static long viacam_lend(struct viacam_cam *cam, struct viacam_lend __user *uarg)
 }
 
 /*
- * The frame in the lent buffer @l->id is done: it becomes the newest frame,
- * each other streaming node with a buffer waiting gets a copy of it, and the
- * lent buffer goes to its consumer as it is. @written: write() copied the
- * frame in from user space (one copy, counted here).
+ * The frame in the lent buffer @l->id is done: it becomes the newest frame
+ * and goes to its consumer as it is; it is the repeat source (src_dbuf: the
+ * lend record's reference to its memory). Other nodes that began streaming
+ * while it was lent do not get it: the consumer may write into that buffer
+ * (see "Lending capture buffers"). @written: write() copied the frame in
+ * from user space (one copy, counted here).
  */
 static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l, bool written)
 {
-	struct dma_buf *src_put;
+	struct viacam_lendrec *rec = NULL;
 	struct viacam_consumer *cons;
-	struct viacam_buf *buf, *cap, *old;
+	struct viacam_buf *buf, *old;
+	struct dma_buf *src_put;
 	unsigned long flags;
 	unsigned int i;
-	void *frame;
+	LIST_HEAD(recs);
 	u32 len;
 
 	mutex_lock(&cam->copy_lock);
 	spin_lock_irqsave(&cam->slock, flags);
-	buf = viacam_lend_find(cam, l->id);
+	buf = viacam_lend_find(cam, l->id, &rec);
 	if (!buf) {
-		bool kick = viacam_lend_stale_end(cam, l->id);
+		bool kick = viacam_lend_stale_end(cam, l->id, &recs);
 
 		spin_unlock_irqrestore(&cam->slock, flags);
 		mutex_unlock(&cam->copy_lock);
+		viacam_recs_free(&recs);
 		if (kick)
 			queue_work(cam->wq, &cam->frame_work);
 		return -ESTALE;
 	}
+	list_add(&rec->link, &recs);
 	cons = viacam_buf_cons(buf);
 	len = cons->sfmt.sizeimage;
 	if (l->bytesused && (viacam_is_compressed(cons->sfmt.pixelformat) ?
@@ -1411,6 +1520,7 @@ static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l, 
 		viacam_lend_return(cam, buf);
 		spin_unlock_irqrestore(&cam->slock, flags);
 		mutex_unlock(&cam->copy_lock);
+		viacam_recs_free(&recs);
 		return -EINVAL;
 	}
 	if (l->bytesused)
@@ -1429,34 +1539,20 @@ static long viacam_deliver(struct viacam_cam *cam, const struct viacam_lend *l, 
 		cam->wr_direct = true;
 	}
 	buf->vb.sequence = cons->sequence++;
-	/*
-	 * The lent buffer is the frame's only copy: the repeat source, read
-	 * through a reference of its own to the memory the frame is in.
-	 */
+	/* The lent buffer is the frame's only copy: the repeat source, for its node. */
 	src_put = viacam_src_end(cam);
-	cam->src_buf = buf;
 	cam->src_cons = cons;
 	cam->src_len = len;
-	get_dma_buf(buf->dbuf);
-	cam->src_dbuf = buf->dbuf;
+	cam->src_in = cam->last_in;
+	cam->src_dbuf = rec->dbuf;
+	rec->dbuf = NULL;
 	spin_unlock_irqrestore(&cam->slock, flags);
 	viacam_dbuf_put(src_put);
+	viacam_recs_free(&recs);
 
-	/* The other nodes first: once the lender's buffer is done, its application owns it. */
-	frame = vb2_plane_vaddr(&buf->vb.vb2_buf, 0);
-	for (i = 0; i < cam->ncons; i++) {
-		struct viacam_consumer *other = &cam->cons[i];
-
-		if (other == cons)
-			continue;
-		spin_lock_irqsave(&cam->slock, flags);
-		cap = viacam_sfmt_fits(&cons->sfmt, &other->sfmt) ? viacam_take_cap(other) : NULL;
-		spin_unlock_irqrestore(&cam->slock, flags);
-		if (cap)
-			viacam_cap_complete(cam, cap, frame, len, l->timestamp, false);
-	}
 	/* The frame is in place already: no copy (src == dst). */
-	viacam_cap_complete(cam, buf, frame, len, l->timestamp, false);
+	viacam_cap_complete(cam, buf, vb2_plane_vaddr(&buf->vb.vb2_buf, 0), len, l->timestamp,
+			    false);
 	mutex_unlock(&cam->copy_lock);
 	if (old)
 		vb2_buffer_done(&old->vb.vb2_buf, VB2_BUF_STATE_DONE);
@@ -1504,8 +1600,8 @@ static bool viacam_all_waiting(struct viacam_cam *cam, const struct viacam_strea
 
 /*
  * A whole raw frame by write(), with exactly one copy: it goes from user
- * space straight into a lent MMAP capture buffer, and is then delivered as
- * VIACAM_IOC_DELIVER delivers it (each other streaming node one copy). The
+ * space straight into a lent capture buffer of the only streaming node, and
+ * is then delivered as VIACAM_IOC_DELIVER delivers it. The
  * copy may fault and wait for user space: only out_qlock is held then, and
  * the lend keeps the buffer's memory alive should its node stop meanwhile
  * (the frame is then taken, and nobody sees it). Taken only when nothing
@@ -1763,6 +1859,8 @@ void viacam_queues_cleanup(struct viacam_cam *cam)
 	/* Every capture stop ends the repeat source; this is for safety's sake. */
 	viacam_dbuf_put(cam->src_dbuf);
 	cam->src_dbuf = NULL;
+	/* The producer's stop ended every lend; what is left is for safety's sake too. */
+	viacam_recs_free(&cam->stale_lends);
 	kfree(cam->cons);
 	cam->cons = NULL;
 }

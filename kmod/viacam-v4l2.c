@@ -25,6 +25,12 @@ void viacam_send_event(struct viacam_cam *cam, u32 type, const void *data, size_
 {
 	struct v4l2_event ev = { .type = type };
 
+	/*
+	 * A capture node may be opened before ADD has registered the backend node
+	 * (and set up its file handle list): pairs with viacam_cam_create().
+	 */
+	if (!smp_load_acquire(&cam->out_ready))
+		return;
 	if (data)
 		memcpy(ev.u.data, data, min(len, sizeof(ev.u.data)));
 	v4l2_event_queue(&cam->out_vdev, &ev);

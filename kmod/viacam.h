@@ -20,6 +20,7 @@
 #include <media/videobuf2-v4l2.h>
 
 #include "uapi/viacam.h"
+#include "viacam-compat.h"
 
 #define VIACAM_DRIVER		"viacam"
 #define VIACAM_DEFAULT_TIMEOUT	1000	/* ms */
@@ -33,29 +34,40 @@ struct viacam_fmtinfo {
 	u8 yuv;			/* YCbCr (neutral = grey Y/Cb/Cr 0x80) */
 };
 
+/*
+ * A lend that a capture node's stop ended while the producer may still write
+ * into its memory (on cam->stale_lends, slock), or, while the lend is out,
+ * the record that stop turns into one (viacam_buf.rec). It holds a reference
+ * of its own to the lent memory, so a capture buffer queued again with that
+ * memory is known and parked, whatever vb2 did to the buffer meanwhile. It is
+ * the bridge's, never a vb2 buffer's: vb2 may free a buffer, or take its
+ * memory away, without calling buf_cleanup (see viacam_buf_cleanup()).
+ */
+struct viacam_lendrec {
+	struct list_head link;
+	struct dma_buf *dbuf;		/* a reference to the lent memory */
+	u32 id;
+};
+
 /* A vb2 buffer with the list link used while the driver owns it. */
 struct viacam_buf {
 	struct vb2_v4l2_buffer vb;	/* must be first */
 	struct list_head list;
-	u32 lend_id;			/* capture buffers: its id in VIACAM_IOC_LEND */
-	bool lent;			/* on cam->lent (slock) */
 	/*
-	 * The memory a lend of this capture buffer hands out, set on its lend
-	 * (copy_lock held; the buffer is off every list then) and put in
-	 * buf_cleanup: an MMAP buffer's memory exported once, or a reference
-	 * to the dma-buf a DMABUF buffer is queued with (queued with another
-	 * one, vb2 runs buf_cleanup and buf_init: a new lend_id). A lend takes
-	 * a reference of its own, so the memory outlives the buffer while the
-	 * producer still writes into it.
+	 * Capture buffers: its id in VIACAM_IOC_LEND, new in every buf_init
+	 * (vb2 calls it whenever the buffer gets memory: an id always names
+	 * the same memory).
+	 */
+	u32 lend_id;
+	bool lent;			/* on cam->lent (slock) */
+	struct viacam_lendrec *rec;	/* while lent: its record (slock) */
+	/*
+	 * An MMAP capture buffer's memory, exported on its first lend and put in
+	 * buf_cleanup (vb2 calls it for every MMAP buffer it frees). Never set
+	 * for DMABUF memory: a lend takes a reference to the consumer's
+	 * dma-buf of its own (viacam_buf_mem()).
 	 */
 	struct dma_buf *dbuf;
-	/*
-	 * stale: on cam->stale_lends (slock): its node's stop ended its lend
-	 * while the producer may still be writing into its memory; queued
-	 * again meanwhile, it waits on cam->parked, not on its node's list.
-	 */
-	struct list_head stale_link;
-	bool stale;
 };
 
 static inline struct viacam_buf *to_viacam_buf(struct vb2_buffer *vb)
@@ -93,7 +105,6 @@ struct viacam_consumer {
 	 * emulation, USERPTR pinning) waits under this lock only.
 	 */
 	struct mutex qlock;
-	unsigned int nbufs;		/* buffers allocated (under q->lock) */
 	/* The hand-off state of this node, under cam->slock: */
 	struct list_head queued;	/* capture buffers waiting for a frame */
 	/*
@@ -105,6 +116,7 @@ struct viacam_consumer {
 	bool in_qbuf;
 	bool active;			/* streaming */
 	bool want;			/* the held frame is still owed to this node */
+	ktime_t start;			/* STREAMON: no frame from before it is shown */
 	u32 sequence;			/* next capture buffer's sequence number */
 	struct viacam_streamfmt sfmt;	/* format while streaming */
 	u64 frames_out;			/* buffers of this node filled (incl. repeats) */
@@ -141,15 +153,13 @@ struct viacam_cam {
 	 * Each capture node's queue has its own lock (viacam_consumer.qlock).
 	 */
 	struct mutex out_qlock;		/* q->lock of out_q */
-	/* Buffers allocated on the backend queue (buf_init/buf_cleanup, under out_qlock) */
-	unsigned int out_nbufs;
 	/*
 	 * copy_lock: owns the right to take a capture buffer off a node's queued
 	 * list and fill it. Held by the worker and out_buf_queue around each
 	 * copy, and around a lend's take and delivery (LEND, DELIVER, write()),
-	 * so capture buffers complete in sequence order and src_buf cannot be
-	 * overwritten while it is read. Never held while waiting for user space
-	 * or anything else.
+	 * so capture buffers complete in sequence order and the repeat source
+	 * cannot be overwritten while it is read. Never held while waiting for
+	 * user space or anything else.
 	 */
 	struct mutex copy_lock;
 	u32 wr_partial;			/* bytes of a frame begun with vb2's write() */
@@ -163,6 +173,12 @@ struct viacam_cam {
 	u32 nctrls;
 	u32 cap_open;			/* open file handles on the capture nodes */
 	bool gone;			/* removed: calls end in ENODEV (also read locklessly) */
+	/*
+	 * The backend node is registered, so events can be queued on it (its
+	 * file handle list exists). Set once, with release semantics; read
+	 * with acquire semantics, under no lock.
+	 */
+	bool out_ready;
 
 	/*
 	 * slock: the hand-off state shared between the queues' callbacks (process
@@ -172,23 +188,25 @@ struct viacam_cam {
 	spinlock_t slock;
 	struct list_head out_pending;	/* backend frames not yet seen by the worker */
 	struct list_head lent;		/* capture buffers lent to the producer (LEND) */
-	struct list_head stale_lends;	/* buffers whose lend their node's stop ended */
-	struct list_head parked;	/* such buffers queued again: not filled yet */
+	struct list_head stale_lends;	/* struct viacam_lendrec of ended lends */
+	struct list_head parked;	/* buffers queued with such memory: not filled yet */
 	struct viacam_buf *held;	/* newest backend frame, kept by the bridge */
+	ktime_t held_in;		/* when held arrived */
 	bool held_shown;		/* held was copied to a capture buffer */
 	/*
-	 * src_buf: the lent capture buffer a direct write() or a DELIVER
-	 * filled with the newest frame (there is no held frame then), read
-	 * through src_dbuf, a reference of our own to the memory the frame is
-	 * in (the buffer may be freed, or queued with another dma-buf, first).
-	 * The first repeat copies it to last_frame and clears src_buf, whether
-	 * its consumer holds it or not; it is never lent meanwhile. Whoever
-	 * clears src_buf owns src_dbuf's reference (viacam_src_end).
+	 * The repeat source: after a direct write() or a DELIVER (there is no
+	 * held frame then) the newest frame exists only in a capture buffer of
+	 * src_cons, the only node streaming then; src_dbuf is a reference of
+	 * our own to that memory (the buffer may be freed, or queued with
+	 * another dma-buf, first). Repeats from it go to src_cons only: its
+	 * consumer may have written into that buffer. The first repeat copies
+	 * it to last_frame and ends it; a buffer with that memory is never lent
+	 * meanwhile. Whoever ends it owns src_dbuf's reference (viacam_src_end).
 	 */
-	struct viacam_buf *src_buf;
 	struct dma_buf *src_dbuf;
-	struct viacam_consumer *src_cons;	/* the node src_buf belongs to */
-	u32 src_len;			/* bytes of the frame in src_buf */
+	struct viacam_consumer *src_cons;
+	u32 src_len;			/* bytes of the frame in src_dbuf */
+	ktime_t src_in;			/* when that frame arrived */
 	u32 nactive;			/* capture nodes streaming (also under cam->lock) */
 	bool out_active;		/* backend queue streaming */
 	bool repeating;			/* timeout passed: the worker repeats frames */
@@ -198,6 +216,9 @@ struct viacam_cam {
 	struct viacam_streamfmt last_sfmt;	/* format of last_frame */
 	bool last_valid;		/* last_frame holds a frame */
 	u32 last_len;
+	ktime_t last_frame_in;		/* when the frame in last_frame arrived */
+	/* last_frame came from a buffer of this node (src): for it alone */
+	struct viacam_consumer *last_owner;
 	u32 out_sequence;		/* next backend buffer's sequence number */
 	u32 cap_interval_num;		/* frame interval while streaming */
 	u32 cap_interval_den;
@@ -208,9 +229,11 @@ struct viacam_cam {
 
 	/*
 	 * The bridge's own copy of a frame to repeat: the held frame of a backend
-	 * that stopped, or a direct write()'s frame once repeats begin. Read and
-	 * written only with copy_lock held (last_valid and last_sfmt also under
-	 * slock).
+	 * that stopped, or the repeat source's frame once repeats begin. Read and
+	 * written only with copy_lock held (last_valid, last_sfmt, last_frame_in
+	 * and last_owner also under slock). A node is shown it only if the frame
+	 * arrived after its STREAMON, and, when last_owner is set, only if it
+	 * is that node.
 	 */
 	void *last_frame;
 	size_t last_size;		/* allocated size of last_frame */
@@ -246,6 +269,14 @@ void viacam_fill_pix(struct v4l2_pix_format *pix, u32 fourcc, u32 width, u32 hei
 bool viacam_text_ok(const char *str, size_t len, bool may_be_empty);
 
 /* viacam-queue.c */
+#define VIACAM_INJECT_WORKER	BIT(0)
+#define VIACAM_INJECT_WRITE	BIT(1)
+#define VIACAM_INJECT_LEAK	BIT(2)
+#define VIACAM_INJECT_QBUF	BIT(3)
+#define VIACAM_INJECT_STOP	BIT(4)
+#define VIACAM_INJECT_CAPQ	BIT(5)
+#define VIACAM_INJECT_ADD	BIT(6)
+void viacam_inject_delay(u32 site);
 int viacam_queues_init(struct viacam_cam *cam, unsigned int ncons);
 void viacam_queues_cleanup(struct viacam_cam *cam);
 struct viacam_counters {

@@ -62,12 +62,17 @@
  *       or the writer's handle (camera timeout 500 ms)
  *   vctest lend CAPDEV CAPDEV2 OUTDEV
  *       the zero-copy hand-off: frames written into lent capture buffers (0 copies for one
- *       consumer, one per other node), EBUSY/ESTALE/EAGAIN where the uapi says so
+ *       consumer; nothing lent while two nodes stream), EBUSY/ESTALE/EAGAIN where the uapi
+ *       says so
  *   vctest lend-dmabuf CAPDEV CAPDEV2 OUTDEV EXPORTDEV
  *       the same for a consumer whose capture buffers are dma-bufs (exported by EXPORTDEV,
  *       another camera's capture node): 0 copies for it, write() with one copy, a repeat of
  *       a lent frame after the consumer queued its buffer with another dma-buf, a new id
  *       for new memory, read-only dma-bufs never lent to user space
+ *   vctest isolation CASE CAPDEV CAPDEV2 OUTDEV EXPORTDEV [ID...]
+ *       what a hostile consumer tries against a lending producer, one CASE at a time:
+ *       stale-free, userptr-enomem, dmabuf-leak, new-mem, scribble, old-picture, interval,
+ *       add-open (see the iso_* functions)
  * Every check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any failed.
  */
 #include <errno.h>
@@ -2993,8 +2998,8 @@ static bool lend_frames_counted(const char *capdev, int outfd, struct lend_maps 
 
 /*
  * vctest lend CAPDEV CAPDEV2 OUTDEV: a producer that writes each frame into a lent
- * capture buffer. One consumer: 0 kernel copies; two: one copy per frame (for the other
- * node); the capture time given with DELIVER on every node; EBUSY for a handle that is not
+ * capture buffer. One consumer: 0 kernel copies; two streaming: nothing lent (EAGAIN:
+ * consumers are kept apart); the capture time given with DELIVER; EBUSY for a handle that is not
  * the streaming owner; ESTALE once the lender stops, or after UNLEND; EAGAIN with nothing
  * to lend; the producer's STREAMOFF ends its lends.
  */
@@ -3034,13 +3039,20 @@ static int cmd_lend(int argc, char **argv)
 	CHECK(copies == 0, "...with 0 kernel copies (%lld)", copies);
 	CHECK(maps.n == 2, "...through 2 mappings, one per capture buffer (%d)", maps.n);
 
-	/* Two consumers: the lender's buffer without a copy, the other node's with one. */
+	/*
+	 * Two consumers: nothing is lent (a consumer may write into its own buffers, and no
+	 * other node's frame may come from them); frames go through backend buffers.
+	 */
 	fd2 = fanout_consumer(&c2, argv[2]);
 	CHECK(fd2 >= 0, "consumer 2 streams on the second node");
-	good = lend_frames_counted(argv[1], outfd, &maps, size, both, 2, 30, &counter, true, &copies);
-	CHECK(good, "two consumers: 30 frames, both nodes get each with the same capture time");
-	CHECK(copies == 30, "...with one kernel copy per frame, for the second node (%lld)",
-	      copies);
+	r = xioctl(outfd, VIACAM_IOC_LEND, &l) < 0 ? errno : 0;
+	if (!r) {
+		close(l.fd);
+		xioctl(outfd, VIACAM_IOC_UNLEND, &l);
+	}
+	CHECK(r == EAGAIN, "two consumers: LEND says EAGAIN, consumers are kept apart (%s)",
+	      strerror(r));
+	CHECK(streamoff(&c2) == 0, "consumer 2 stops");
 
 	/* UNLEND: the buffer goes back unfilled; then the lend is over. */
 	r = lend_one(outfd, &maps, &l, &mem);
@@ -3057,9 +3069,12 @@ static int cmd_lend(int argc, char **argv)
 	fill_frame(mem, size, counter);
 	r = deliver(outfd, l.id, size, 0);
 	CHECK(r == -ESTALE, "DELIVER of that buffer: ESTALE (%s)", strerror(-r));
-	/* Node 2 lends now; node 1 streams again afterwards. */
+	/* Node 2 lends now, alone; node 1 streams again afterwards, alone. */
+	CHECK(qbuf(&c2, 0, 0) == 0 && qbuf(&c2, 1, 0) == 0 && streamon(&c2) == 0,
+	      "consumer 2 streams again");
 	CHECK(lend_frames(outfd, &maps, size, both + 1, 1, 1, &counter, false),
 	      "node 2 lends and gets frame %u", counter - 1);
+	CHECK(streamoff(&c2) == 0, "consumer 2 stops");
 	stream_unmap(&c1);
 	close(fd1);
 	fd1 = fanout_consumer(&c1, argv[1]);
@@ -3108,8 +3123,8 @@ static int cmd_lend(int argc, char **argv)
 	CHECK(streamon(&out) == 0, "producer streams again");
 	r = xioctl(outfd, VIACAM_IOC_UNLEND, &l) < 0 ? errno : 0;
 	CHECK(r == ESTALE, "the old lend is over: UNLEND says ESTALE (%s)", strerror(r));
-	CHECK(lend_frames(outfd, &maps, size, both, 2, 10, &counter, false),
-	      "after all that, 10 more frames reach both nodes");
+	CHECK(lend_frames(outfd, &maps, size, both, 1, 10, &counter, false),
+	      "after all that, 10 more frames reach node 1");
 
 	/* Neither consumer has a buffer queued: nothing to lend. */
 	streamoff(&c1);
@@ -3249,13 +3264,15 @@ static int cmd_lend_dmabuf(int argc, char **argv)
 	CHECK(copies == 0, "...with 0 kernel copies (%lld)", copies);
 	CHECK(maps.n == 2, "...through 2 mappings, one per dma-buf (%d)", maps.n);
 
-	/* A second node (MMAP): it gets a copy, the lender none. */
+	/* A second node (MMAP): consumers are kept apart, nothing is lent while both stream. */
 	fd2 = fanout_consumer(&c2, argv[2]);
 	CHECK(fd2 >= 0, "consumer 2 streams on the second node (MMAP)");
-	good = lend_frames_counted(argv[1], outfd, &maps, size, both, 2, 20, &counter, false, &copies);
-	CHECK(good, "two consumers: 20 frames reach both");
-	CHECK(copies == 20, "...with one kernel copy per frame, for the MMAP node (%lld)",
-	      copies);
+	r = xioctl(outfd, VIACAM_IOC_LEND, &l) < 0 ? errno : 0;
+	if (!r) {
+		close(l.fd);
+		xioctl(outfd, VIACAM_IOC_UNLEND, &l);
+	}
+	CHECK(r == EAGAIN, "two consumers: LEND says EAGAIN (%s)", strerror(r));
 	streamoff(&c2);
 
 	/*
@@ -3306,6 +3323,31 @@ static int cmd_lend_dmabuf(int argc, char **argv)
 		qbuf(&c1, b.index, 0);
 	r = r ? r : b.index == swapped ? -EAGAIN : dmabuf_swap(&c1, b.index, &exp, 3);
 	CHECK(!r && qbuf(&c1, b.index, 0) == 0, "the other buffer is queued with exporter buffer 3");
+	/*
+	 * The bridge repeats frame 31 while the producer pauses: a repeat may complete a buffer
+	 * just before the next lend takes the other. One frame ends the pause; older repeats
+	 * dequeued before it are fine.
+	 */
+	r = lend_one(outfd, &maps, &l, &mem);
+	if (!r) {
+		fill_frame(mem, size, counter);
+		r = deliver(outfd, l.id, size, 0);
+	}
+	for (int k = 0; !r && k < 4; k++) {
+		enum frame_kind fk;
+
+		c = 0;
+		r = dqbuf_wait(&c1, &b, 3000);
+		if (r)
+			break;
+		fk = check_frame(c1.mem[b.index], b.bytesused, &c);
+		qbuf(&c1, b.index, 0);
+		if (fk == FRAME_REAL && c == counter)
+			break;
+		r = fk == FRAME_REAL && c == frame ? 0 : -EPROTO;
+	}
+	CHECK(!r && c == counter, "frame %u ends the pause (%s)", counter, strerror(-r));
+	counter++;
 	good = lend_frames(outfd, &maps, size, both, 1, 10, &counter, false);
 	CHECK(good, "10 more frames lent and delivered into the new dma-bufs");
 	CHECK(maps.n == known + 2 && !lend_id_known(&maps, maps.id[known], known) &&
@@ -3339,6 +3381,533 @@ static int cmd_lend_dmabuf(int argc, char **argv)
 	close(fd2);
 	close(expfd);
 	close(outfd);
+	return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * isolation: what a hostile consumer may try against a lending producer
+ */
+
+/* Objects in /sys/kernel/debug/dma_buf/bufinfo ("Total N objects"), or -1. */
+static int count_dmabufs(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r");
+	char line[256];
+	int n = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Total %d objects", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* QBUF of @s's buffer @index with dma-buf fd @fd (-1: none) or USERPTR length @len. */
+static int qbuf_bad(struct stream *s, unsigned int index, int fd, uint32_t len)
+{
+	struct v4l2_buffer b = { .index = index, .type = s->type, .memory = s->memory,
+				 .field = V4L2_FIELD_NONE };
+
+	if (s->memory == V4L2_MEMORY_DMABUF)
+		b.m.fd = fd;
+	if (s->memory == V4L2_MEMORY_USERPTR) {
+		b.m.userptr = (unsigned long)s->mem[index];
+		b.length = len;
+	}
+	return xioctl(s->fd, VIDIOC_QBUF, &b) < 0 ? -errno : 0;
+}
+
+static int reqbufs0(struct stream *s)
+{
+	struct v4l2_requestbuffers req = { .type = s->type, .memory = s->memory };
+
+	return xioctl(s->fd, VIDIOC_REQBUFS, &req) < 0 ? -errno : 0;
+}
+
+/* A fresh handle of @capdev can REQBUFS @n MMAP buffers (the node is usable): 0 or -errno. */
+static int fresh_reqbufs(const char *capdev, unsigned int n)
+{
+	int fd = xopen(capdev, O_RDWR | O_NONBLOCK), r;
+	struct stream s;
+
+	r = stream_reqbufs(&s, fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, n, V4L2_MEMORY_MMAP);
+	if (!r && s.count < 1)
+		r = -ENOMEM;
+	close(fd);
+	return r;
+}
+
+/* A producer streaming MMAP buffers on @outdev at 640x480; *@size: the frame size. */
+static int iso_producer(struct stream *out, const char *outdev, uint32_t *size)
+{
+	int fd = xopen(outdev, O_RDWR);
+
+	if (set_out_fmt(fd, 640, 480, size) < 0 ||
+	    stream_setup(out, fd, V4L2_BUF_TYPE_VIDEO_OUTPUT, 2) < 0 || streamon(out) < 0) {
+		fail("producer setup: %s", strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+static void iso_close(struct stream *s)
+{
+	streamoff(s);
+	stream_unmap(s);
+	close(s->fd);
+}
+
+/*
+ * stale-free: a DMABUF consumer's buffer is lent; the consumer stops, QBUFs its buffers with
+ * a bad fd (vb2 drops their memory without buf_cleanup) and frees them (REQBUFS 0); the
+ * producer's UNLEND then must say ESTALE (it walked the freed buffers: KASAN use-after-free),
+ * and the node stays usable.
+ */
+static void iso_stale_free(const char *capdev, const char *outdev, const char *expdev)
+{
+	struct lend_maps maps = { .n = 0 };
+	struct stream out, exp, c1;
+	struct viacam_lend l;
+	uint32_t size;
+	uint8_t *mem;
+	int r;
+
+	if (iso_producer(&out, outdev, &size) < 0 ||
+	    stream_setup(&exp, xopen(expdev, O_RDWR), V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0 ||
+	    dmabuf_consumer(&c1, capdev, &exp, 0, false) < 0) {
+		fail("stale-free: setup: %s", strerror(errno));
+		return;
+	}
+	CHECK(lend_one(out.fd, &maps, &l, &mem) == 0, "stale-free: LEND of the consumer's buffer");
+	CHECK(streamoff(&c1) == 0, "stale-free: the consumer stops while it is lent");
+	for (unsigned int i = 0; i < 2; i++) {
+		r = qbuf_bad(&c1, i, -1, 0);
+		CHECK(r == -EINVAL, "stale-free: QBUF %u with dma-buf fd -1: EINVAL (%s)", i,
+		      strerror(-r));
+	}
+	CHECK(reqbufs0(&c1) == 0, "stale-free: the consumer frees its buffers (REQBUFS 0)");
+	fill_frame(mem, size, 1);
+	r = deliver(out.fd, l.id, size, 0);
+	CHECK(r == -ESTALE, "stale-free: the producer's DELIVER says ESTALE (%s)", strerror(-r));
+	r = xioctl(out.fd, VIACAM_IOC_UNLEND, &l) < 0 ? errno : 0;
+	CHECK(r == ESTALE, "stale-free: ...and UNLEND too (%s)", strerror(r));
+	r = fresh_reqbufs(capdev, 4);
+	CHECK(r == 0, "stale-free: a fresh open can REQBUFS (%s)", strerror(-r));
+	for (int i = 0; i < maps.n; i++)
+		munmap(maps.mem[i], maps.len[i]);
+	stream_unmap(&c1);
+	close(c1.fd);
+	iso_close(&out);
+	iso_close(&exp);
+}
+
+/*
+ * userptr-enomem: rounds of "QBUF USERPTR, STREAMOFF, QBUF with length 1" (vb2 drops the
+ * memory without buf_cleanup) must not use up the node's max_queue_mb: it counted buffers in
+ * buf_init/buf_cleanup, and refused every later REQBUFS with ENOMEM, for every user.
+ */
+static void iso_userptr_enomem(const char *capdev)
+{
+	int fd = xopen(capdev, O_RDWR | O_NONBLOCK), bad = 0, r = 0;
+	struct stream c;
+
+	set_param("max_queue_mb", 8);
+	if (stream_setup_userptr(&c, fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2, 640 * 480 * 2) < 0) {
+		fail("userptr-enomem: USERPTR REQBUFS: %s", strerror(errno));
+		set_param("max_queue_mb", 1024);
+		return;
+	}
+	for (int i = 0; i < 40; i++) {
+		if (qbuf(&c, 0, 0) < 0 || streamoff(&c) < 0)
+			bad++;
+		if (qbuf_bad(&c, 0, -1, 1) != -EINVAL)
+			bad++;
+	}
+	CHECK(!bad, "userptr-enomem: 40 rounds of QBUF, STREAMOFF, QBUF with length 1 (%d odd answers)",
+	      bad);
+	r = reqbufs0(&c);
+	stream_unmap(&c);
+	close(fd);
+	r = r ? r : fresh_reqbufs(capdev, 4);
+	CHECK(r == 0, "userptr-enomem: then a fresh open can REQBUFS 4 buffers (%s)", strerror(-r));
+	set_param("max_queue_mb", 1024);
+}
+
+/*
+ * dmabuf-leak: a DMABUF consumer's buffer, lent once, QBUF'd with a bad fd, then everything
+ * closed: no dma-buf may stay (the bridge kept a reference only buf_cleanup put).
+ */
+static void iso_dmabuf_leak(const char *capdev, const char *outdev, const char *expdev)
+{
+	struct lend_maps maps = { .n = 0 };
+	struct stream out, exp, c1;
+	int n0 = count_dmabufs(), n1, r;
+	struct v4l2_buffer b;
+	struct viacam_lend l;
+	uint32_t size, c = 0;
+	uint8_t *mem;
+
+	CHECK(n0 >= 0, "dmabuf-leak: /sys/kernel/debug/dma_buf/bufinfo says %d objects", n0);
+	if (iso_producer(&out, outdev, &size) < 0 ||
+	    stream_setup(&exp, xopen(expdev, O_RDWR), V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) < 0 ||
+	    dmabuf_consumer(&c1, capdev, &exp, 0, false) < 0) {
+		fail("dmabuf-leak: setup: %s", strerror(errno));
+		return;
+	}
+	r = lend_one(out.fd, &maps, &l, &mem);
+	if (!r) {
+		fill_frame(mem, size, 7);
+		r = deliver(out.fd, l.id, size, 0);
+	}
+	CHECK(!r && dqbuf_wait(&c1, &b, 3000) == 0 &&
+	      check_frame(c1.mem[b.index], b.bytesused, &c) == FRAME_REAL && c == 7,
+	      "dmabuf-leak: a frame lent, delivered and dequeued");
+	r = qbuf_bad(&c1, b.index, -1, 0);
+	CHECK(r == -EINVAL, "dmabuf-leak: that buffer QBUF'd with fd -1: EINVAL (%s)", strerror(-r));
+	for (int i = 0; i < maps.n; i++)
+		munmap(maps.mem[i], maps.len[i]);
+	streamoff(&c1);
+	reqbufs0(&c1);
+	stream_unmap(&c1);
+	close(c1.fd);
+	iso_close(&out);
+	streamoff(&exp);
+	stream_unmap(&exp);
+	reqbufs0(&exp);
+	close(exp.fd);
+	for (int i = 0; i < 20 && (n1 = count_dmabufs()) != n0; i++)
+		usleep(100000);
+	CHECK(n1 == n0, "dmabuf-leak: all closed: %d dma-bufs, as before (%d)", n1, n0);
+}
+
+/*
+ * new-mem: a DMABUF buffer QBUF'd with a bad fd, then with another dma-buf: its next lend
+ * must hand out that dma-buf (it handed out the old one under the new id).
+ */
+static void iso_new_mem(const char *capdev, const char *outdev, const char *expdev)
+{
+	struct lend_maps maps = { .n = 0 };
+	struct viacam_lend l, l2 = { 0 };
+	struct stream out, exp, c1;
+	struct stat st1, st2;
+	struct v4l2_buffer b;
+	uint32_t size;
+	uint8_t *mem;
+	int r;
+
+	if (iso_producer(&out, outdev, &size) < 0 ||
+	    stream_setup(&exp, xopen(expdev, O_RDWR), V4L2_BUF_TYPE_VIDEO_CAPTURE, 4) < 0 ||
+	    dmabuf_consumer(&c1, capdev, &exp, 0, false) < 0) {
+		fail("new-mem: setup: %s", strerror(errno));
+		return;
+	}
+	r = lend_one(out.fd, &maps, &l, &mem);
+	if (!r) {
+		fill_frame(mem, size, 3);
+		r = deliver(out.fd, l.id, size, 0);
+	}
+	CHECK(!r && dqbuf_wait(&c1, &b, 3000) == 0, "new-mem: a frame lent, delivered, dequeued");
+	CHECK(qbuf_bad(&c1, b.index, -1, 0) == -EINVAL, "new-mem: QBUF with fd -1: EINVAL");
+	CHECK(dmabuf_swap(&c1, b.index, &exp, 2) == 0 && qbuf(&c1, b.index, 0) == 0,
+	      "new-mem: QBUF with another dma-buf");
+	/* The other buffer is first in line: lend it, then this one. */
+	r = xioctl(out.fd, VIACAM_IOC_LEND, &l) < 0 ? -errno : 0;
+	if (!r)
+		close(l.fd);
+	r = r ? r : (xioctl(out.fd, VIACAM_IOC_LEND, &l2) < 0 ? -errno : 0);
+	CHECK(!r && !fstat(l2.fd, &st1) && !fstat(c1.dmafd[b.index], &st2) &&
+	      st1.st_ino == st2.st_ino,
+	      "new-mem: its next lend is the new dma-buf (inode %lu, queued %lu)",
+	      r ? 0ul : (unsigned long)st1.st_ino, (unsigned long)st2.st_ino);
+	if (!r)
+		close(l2.fd);
+	xioctl(out.fd, VIACAM_IOC_UNLEND, &l);
+	xioctl(out.fd, VIACAM_IOC_UNLEND, &l2);
+	for (int i = 0; i < maps.n; i++)
+		munmap(maps.mem[i], maps.len[i]);
+	iso_close(&c1);
+	iso_close(&out);
+	iso_close(&exp);
+}
+
+/* Frames @s gets in @ms; counts them by kind. */
+static void frames_by_kind(struct stream *s, int ms, int *real, int *neutral, int *bad)
+{
+	double end = now_ms() + ms;
+	struct v4l2_buffer b;
+	uint32_t c;
+
+	*real = *neutral = *bad = 0;
+	for (double left; (left = end - now_ms()) > 0;) {
+		if (dqbuf_wait(s, &b, (int)left + 1) < 0)
+			continue;
+		switch (check_frame(s->mem[b.index], b.bytesused, &c)) {
+		case FRAME_REAL: (*real)++; break;
+		case FRAME_NEUTRAL: (*neutral)++; break;
+		default: (*bad)++; break;
+		}
+		qbuf(s, b.index, 0);
+	}
+}
+
+/*
+ * scribble: node 1's consumer writes into the buffer that holds the newest (lent) frame; a
+ * consumer on node 2 must never see those bytes (its repeats were copied from that buffer);
+ * and while two nodes stream, nothing is lent (a consumer can write into a lent buffer too).
+ */
+static void iso_scribble(const char *capdev, const char *cap2dev, const char *outdev)
+{
+	struct lend_maps maps = { .n = 0 };
+	struct stream out, c1, c2;
+	int real, neutral, bad, r;
+	struct v4l2_buffer b;
+	struct viacam_lend l;
+	uint32_t size, c = 0;
+	uint8_t *mem;
+
+	if (iso_producer(&out, outdev, &size) < 0 || fanout_consumer(&c1, capdev) < 0) {
+		fail("scribble: setup: %s", strerror(errno));
+		return;
+	}
+	r = lend_one(out.fd, &maps, &l, &mem);
+	if (!r) {
+		fill_frame(mem, size, 9);
+		r = deliver(out.fd, l.id, size, 0);
+	}
+	CHECK(!r && dqbuf_wait(&c1, &b, 3000) == 0 &&
+	      check_frame(c1.mem[b.index], b.bytesused, &c) == FRAME_REAL && c == 9,
+	      "scribble: node 1 gets a lent frame");
+	memset(c1.mem[b.index], 0xEE, size);	/* and keeps the buffer */
+	CHECK(fanout_consumer(&c2, cap2dev) >= 0, "scribble: node 2 streams");
+	r = xioctl(out.fd, VIACAM_IOC_LEND, &l) < 0 ? errno : 0;
+	if (!r) {
+		close(l.fd);
+		xioctl(out.fd, VIACAM_IOC_UNLEND, &l);
+	}
+	CHECK(r == EAGAIN, "scribble: LEND while two nodes stream: EAGAIN (%s)", strerror(r));
+	frames_by_kind(&c2, 2000, &real, &neutral, &bad);
+	CHECK(!bad && !real && neutral >= 1,
+	      "scribble: node 2's repeats are neutral frames: %d neutral, %d real, %d foreign",
+	      neutral, real, bad);
+	for (int i = 0; i < maps.n; i++)
+		munmap(maps.mem[i], maps.len[i]);
+	iso_close(&c2);
+	iso_close(&c1);
+	iso_close(&out);
+}
+
+/*
+ * old-picture: a new stream never starts with a frame from before its STREAMON: after a lent
+ * frame, and after a held backend frame, a producer that stops and a consumer that stops, the
+ * next stream gets neutral frames only (it got the last stream's picture).
+ */
+static void iso_old_picture(const char *capdev, const char *outdev)
+{
+	struct lend_maps maps = { .n = 0 };
+	int real, neutral, bad, r;
+	struct stream out, c1;
+	struct v4l2_buffer b;
+	struct viacam_lend l;
+	uint32_t size;
+	uint8_t *mem;
+
+	for (int held = 0; held < 2; held++) {
+		const char *how = held ? "a held backend frame" : "a lent frame";
+
+		if (iso_producer(&out, outdev, &size) < 0 || fanout_consumer(&c1, capdev) < 0) {
+			fail("old-picture: setup: %s", strerror(errno));
+			return;
+		}
+		if (held) {
+			fill_frame(out.mem[0], size, 21);
+			r = qbuf(&out, 0, size);
+		} else {
+			r = lend_one(out.fd, &maps, &l, &mem);
+			if (!r) {
+				fill_frame(mem, size, 21);
+				r = deliver(out.fd, l.id, size, 0);
+			}
+		}
+		CHECK(!r && dqbuf_wait(&c1, &b, 3000) == 0, "old-picture: %s reaches the consumer",
+		      how);
+		iso_close(&out);
+		iso_close(&c1);
+		if (fanout_consumer(&c1, capdev) < 0) {
+			fail("old-picture: a new consumer: %s", strerror(errno));
+			return;
+		}
+		frames_by_kind(&c1, 1500, &real, &neutral, &bad);
+		CHECK(!real && !bad && neutral >= 1,
+		      "old-picture: after %s, a new stream gets neutral frames only (%d neutral, %d old, %d bad)",
+		      how, neutral, real, bad);
+		iso_close(&c1);
+	}
+	for (int i = 0; i < maps.n; i++)
+		munmap(maps.mem[i], maps.len[i]);
+}
+
+/*
+ * interval: a declared interval of 2^26 s: the bridge repeats once after the timeout, then
+ * waits (usecs_to_jiffies() truncated the delay to 0: the repeat work ran without pause).
+ */
+static void iso_interval(const char *capdev, const char *outdev)
+{
+	const struct viacam_format decl[] = {
+		{ V4L2_PIX_FMT_YUYV, 320, 240, 67108864, 1, 0, { 0, 0 } },
+	};
+	struct v4l2_format f = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	struct v4l2_streamparm sp = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+	int capfd = xopen(capdev, O_RDWR | O_NONBLOCK), outfd = xopen(outdev, O_RDWR), n;
+	struct stream cap;
+
+	CHECK(set_formats(outfd, decl, 1) == 0, "interval: backend declares 320x240 at 67108864/1 s");
+	f.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+	f.fmt.pix.width = 320;
+	f.fmt.pix.height = 240;
+	sp.parm.capture.timeperframe = (struct v4l2_fract){ 67108864, 1 };
+	CHECK(xioctl(capfd, VIDIOC_S_FMT, &f) == 0 && xioctl(capfd, VIDIOC_S_PARM, &sp) == 0 &&
+	      sp.parm.capture.timeperframe.numerator == 67108864,
+	      "interval: the consumer takes it (S_FMT, S_PARM)");
+	if (stream_setup(&cap, capfd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 4) < 0) {
+		fail("interval: REQBUFS: %s", strerror(errno));
+		return;
+	}
+	for (unsigned int i = 0; i < cap.count; i++)
+		qbuf(&cap, i, 0);
+	CHECK(streamon(&cap) == 0, "interval: STREAMON, no producer");
+	n = count_frames(&cap, 2500);
+	CHECK(n >= 1 && n <= 2, "interval: %d repeated frames in 2.5 s (1 after the timeout)", n);
+	iso_close(&cap);
+	set_formats(outfd, NULL, 0);
+	close(outfd);
+}
+
+struct add_ctx {
+	int ctl;
+	struct viacam_camera c;
+	int ret;
+	volatile int done;
+};
+
+static void *add_main(void *arg)
+{
+	struct add_ctx *a = arg;
+
+	a->ret = ctl_add(a->ctl, "add-open", 500, &a->c);
+	a->done = 1;
+	return NULL;
+}
+
+/* A capture node of a camera not yet known (its id not in @known, @nknown ids): its path. */
+static bool new_capture_node(const uint32_t *known, int nknown, char *path, size_t len)
+{
+	char p[128], v[32];
+	bool found = false;
+
+	for (int n = 0; n < 64 && !found; n++) {
+		FILE *f;
+		uint32_t id;
+
+		snprintf(p, sizeof(p), "/sys/class/video4linux/video%d/viacam_role", n);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		found = fgets(v, sizeof(v), f) && !strncmp(v, "capture", 7);
+		fclose(f);
+		snprintf(p, sizeof(p), "/sys/class/video4linux/video%d/viacam_id", n);
+		f = fopen(p, "r");
+		if (!f || fscanf(f, "%u", &id) != 1)
+			found = false;
+		if (f)
+			fclose(f);
+		for (int k = 0; found && k < nknown; k++)
+			found = known[k] != id;
+		if (found)
+			snprintf(path, len, "/dev/video%d", n);
+	}
+	return found;
+}
+
+/*
+ * add-open: ADD waits 200 ms between registering the new camera's capture node and its
+ * backend node (inject bit 6) while a consumer opens the capture node and streams: the
+ * bridge must not queue events on the backend node before it exists. IDS: the cameras that
+ * exist already.
+ */
+static void iso_add_open(int nids, char **ids)
+{
+	struct add_ctx a = { .ctl = xopen("/dev/viacam", O_RDWR) };
+	uint32_t known[16];
+	char path[64];
+	int early = 0;
+	pthread_t th;
+
+	for (int i = 0; i < nids && i < 16; i++)
+		known[i] = (uint32_t)strtoul(ids[i], NULL, 0);
+	set_inject(1u << 6);
+	pthread_create(&th, NULL, add_main, &a);
+	while (!a.done) {
+		struct stream c;
+		int fd;
+
+		if (!new_capture_node(known, nids < 16 ? nids : 16, path, sizeof(path))) {
+			usleep(1000);
+			continue;
+		}
+		fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!a.done)
+			early++;
+		if (stream_setup(&c, fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, 2) == 0) {
+			qbuf(&c, 0, 0);
+			streamon(&c);
+			streamoff(&c);
+			stream_unmap(&c);
+		}
+		close(fd);
+	}
+	pthread_join(th, NULL);
+	set_inject(0);
+	CHECK(a.ret == 0, "add-open: ADD works (%s)", strerror(-a.ret));
+	CHECK(early > 0, "add-open: the capture node was opened and streamed %d times before ADD returned",
+	      early);
+	if (!a.ret)
+		ctl_remove(a.ctl, a.c.id);
+	close(a.ctl);
+}
+
+/*
+ * vctest isolation CASE CAPDEV CAPDEV2 OUTDEV EXPORTDEV [ID...]: one hostile-consumer case
+ * (see each iso_* function), on a camera with two capture nodes (camera timeout 500 ms) and
+ * EXPORTDEV, another camera's capture node, whose buffers serve as dma-bufs. add-open: IDs
+ * are the cameras that exist.
+ */
+static int cmd_isolation(int argc, char **argv)
+{
+	const char *c = argv[1];
+
+	if (argc < 6)
+		return 2;
+	if (!strcmp(c, "stale-free"))
+		iso_stale_free(argv[2], argv[4], argv[5]);
+	else if (!strcmp(c, "userptr-enomem"))
+		iso_userptr_enomem(argv[2]);
+	else if (!strcmp(c, "dmabuf-leak"))
+		iso_dmabuf_leak(argv[2], argv[4], argv[5]);
+	else if (!strcmp(c, "new-mem"))
+		iso_new_mem(argv[2], argv[4], argv[5]);
+	else if (!strcmp(c, "scribble"))
+		iso_scribble(argv[2], argv[3], argv[4]);
+	else if (!strcmp(c, "old-picture"))
+		iso_old_picture(argv[2], argv[4]);
+	else if (!strcmp(c, "interval"))
+		iso_interval(argv[2], argv[4]);
+	else if (!strcmp(c, "add-open"))
+		iso_add_open(argc - 6, argv + 6);
+	else
+		return 2;
 	return failures ? 1 : 0;
 }
 
@@ -3379,8 +3948,10 @@ int main(int argc, char **argv)
 		return cmd_lend(argc, argv);
 	if (!strcmp(argv[0], "lend-dmabuf"))
 		return cmd_lend_dmabuf(argc, argv);
+	if (!strcmp(argv[0], "isolation"))
+		return cmd_isolation(argc, argv);
 usage:
 	fprintf(stderr, "usage: vctest produce|consume|verify-file|blocking|declare|churn|"
-			"remove-busy|stress|race|limits|reparm|repeats|mjpeg-write|lend|lend-dmabuf ... (see the top of tests/guest/vctest.c)\n");
+			"remove-busy|stress|race|limits|reparm|repeats|mjpeg-write|lend|lend-dmabuf|isolation ... (see the top of tests/guest/vctest.c)\n");
 	return 2;
 }

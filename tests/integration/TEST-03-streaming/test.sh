@@ -126,8 +126,19 @@ rm -f /tmp/gst.raw
 timeout 30 v4l2-ctl -d "$cap" --stream-mmap --stream-count=10 --stream-to=/tmp/gst.raw >/dev/null 2>&1
 in2=$(frames_in "$cap")
 check "gst's frames reach the bridge (frames_in $in1 -> $in2)" test "${in2:-0}" -gt "$((in1 + 10))"
-check "gst v4l2sink as producer: 10 frames of real content arrive" \
-	bash -c "[ \$(stat -c %s /tmp/gst.raw) = $((size * 10)) ] && [ \$(head -c $size /tmp/gst.raw | tr -d '\200' | wc -c) -gt 1000 ]"
+# real_frames FILE: how many frames of FILE are not neutral grey (more than 1000 bytes not 0x80).
+# A stream gets neutral frames, never an older picture, when the producer stalls past the
+# timeout before its first frame for it (a busy TCG host stalls gst now and then).
+real_frames() {
+	local i n=0
+	for ((i = 0; i < $(stat -c %s "$1") / size; i++)); do
+		[ "$(tail -c +$((i * size + 1)) "$1" | head -c "$size" | tr -d '\200' | wc -c)" -gt 1000 ] &&
+			n=$((n + 1))
+	done
+	echo "$n"
+}
+check "gst v4l2sink as producer: 10 frames, $(real_frames /tmp/gst.raw) of them of real content" \
+	bash -c "[ \$(stat -c %s /tmp/gst.raw) = $((size * 10)) ] && [ $(real_frames /tmp/gst.raw) -ge 1 ]"
 kill "$gs" 2>/dev/null; wait "$gs" 2>/dev/null
 timeout 60 v4l2-ctl -d "$out" --stream-out-mmap --stream-count=100000 >"$RES/v4l2ctl-producer.log" 2>&1 &
 vp=$!
