@@ -163,11 +163,12 @@ same /tmp/t1.yuyv /tmp/ref-testsrc-yuyv $((320 * 240 * 2))
 check "...the same picture as gst-launch-1.0's ($out)" test $? = 0
 check "...the pipeline stops with the consumer" wait_for 30 stopped testsrc 1
 ref testsrc-nv12 NV12 640 480 videotestsrc pattern=smpte75
-timeout 60 gst-launch-1.0 -q v4l2src device=/dev/video50 num-buffers=20 ! \
+# (A second stream starts on neutral frames until the pipeline runs again: 40 frames.)
+timeout 60 gst-launch-1.0 -q v4l2src device=/dev/video50 num-buffers=40 ! \
 	video/x-raw,format=NV12,width=640,height=480,framerate=15/1 ! filesink location=/tmp/t2.nv12 \
 	>"$RES/gst-t2.log" 2>&1
-check "then GStreamer captures 20 frames of NV12 640x480 ($(stat -c %s /tmp/t2.nv12 2>/dev/null) bytes)" \
-	test "$(stat -c %s /tmp/t2.nv12 2>/dev/null)" = $((640 * 480 * 3 / 2 * 20))
+check "then GStreamer captures 40 frames of NV12 640x480 ($(stat -c %s /tmp/t2.nv12 2>/dev/null) bytes)" \
+	test "$(stat -c %s /tmp/t2.nv12 2>/dev/null)" = $((640 * 480 * 3 / 2 * 40))
 same /tmp/t2.nv12 /tmp/ref-testsrc-nv12 $((640 * 480 * 3 / 2))
 check "...the same picture as gst-launch-1.0's ($out)" test $? = 0
 check "...with the caps the second consumer chose (viacamd log)" \
@@ -182,7 +183,9 @@ check "ffmpeg captures 50 frames from the AVI clip ($(stat -c %s /tmp/c1.yuyv 2>
 same /tmp/c1.yuyv /tmp/ref-clip $((320 * 240 * 2))
 check "...the clip's picture ($out)" test $? = 0
 check "...its end was reported once" test "$(grep -c 'camera clip: gst: the pipeline reached the end of the stream' "$log")" = 1
-timeout 60 gst-launch-1.0 -q v4l2src device=/dev/video52 num-buffers=20 ! \
+# A new stream starts on neutral frames until the pipeline runs again (never the last
+# stream's picture): 60 frames, 4 s at 15 fps, and the last one is the clip's.
+timeout 60 gst-launch-1.0 -q v4l2src device=/dev/video52 num-buffers=60 ! \
 	video/x-raw,format=YUY2,width=320,height=240 ! filesink location=/tmp/c2.yuyv \
 	>"$RES/gst-c2.log" 2>&1
 same /tmp/c2.yuyv /tmp/ref-clip $((320 * 240 * 2))
@@ -197,7 +200,7 @@ check "GStreamer captures 20 frames of vivid through the gst backend ($(stat -c 
 	test "$(stat -c %s /tmp/v1.yuyv 2>/dev/null)" = $((320 * 240 * 2 * 20))
 same /tmp/v1.yuyv /tmp/ref-vivid $((320 * 240 * 2)) 8 95
 check "...vivid's picture ($out)" test $? = 0
-timeout 60 ffmpeg -nostdin -loglevel error -f v4l2 -i /dev/video54 -frames:v 10 -f rawvideo \
+timeout 60 ffmpeg -nostdin -loglevel error -f v4l2 -i /dev/video54 -frames:v 30 -f rawvideo \
 	-y /tmp/v2.yuyv >"$RES/ffmpeg-v2.log" 2>&1
 same /tmp/v2.yuyv /tmp/ref-vivid $((320 * 240 * 2)) 8 95
 check "...and ffmpeg too ($out)" test $? = 0
