@@ -3510,6 +3510,7 @@ static void iso_stale_free(const char *capdev, const char *outdev, const char *e
 static void iso_userptr_enomem(const char *capdev)
 {
 	int fd = xopen(capdev, O_RDWR | O_NONBLOCK), bad = 0, r = 0;
+	void *big = MAP_FAILED;
 	struct stream c;
 
 	set_param("max_queue_mb", 8);
@@ -3526,6 +3527,19 @@ static void iso_userptr_enomem(const char *capdev)
 	}
 	CHECK(!bad, "userptr-enomem: 40 rounds of QBUF, STREAMOFF, QBUF with length 1 (%d odd answers)",
 	      bad);
+	/* A USERPTR buffer may pin no more than max_queue_mb counted it at: 64 MiB is refused. */
+	big = mmap(NULL, 64u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (big != MAP_FAILED) {
+		void *keep = c.mem[1];
+
+		c.mem[1] = big;
+		r = qbuf_bad(&c, 1, -1, 64u << 20);
+		c.mem[1] = keep;
+		munmap(big, 64u << 20);
+	}
+	CHECK(big != MAP_FAILED && r == -EINVAL,
+	      "userptr-enomem: a USERPTR QBUF of 64 MiB is refused before it pins (%s)", strerror(-r));
+	streamoff(&c);
 	r = reqbufs0(&c);
 	stream_unmap(&c);
 	close(fd);
