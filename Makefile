@@ -80,7 +80,7 @@ KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then 
 	else tools/vm/kernels.sh kdir $(KERNEL) 2>/dev/null; fi)
 
 HDRS := $(wildcard $(addsuffix /*.h,$(SRCDIRS)) kmod/uapi/*.h)
-PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench
+PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench vchostile
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 .PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-full check-quick unit run vm-shell clean \
@@ -112,6 +112,7 @@ $(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
 $(eval $(call prog,vcpix,tests/guest/vcpix.c $(BACKENDS_SRC),$(LIBS_BACKENDS)))
 $(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
 $(eval $(call prog,vcbench,tests/guest/vcbench.c,-lpthread))
+$(eval $(call prog,vchostile,tests/guest/vchostile.c,-lpthread))
 # A 32-bit backend for the compat_ioctl32 test (static: the guest needs no i386 libraries).
 $(BUILD)/host/vccompat32: tests/guest/vccompat.c $(HDRS)
 	@mkdir -p $(@D)

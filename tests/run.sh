@@ -23,7 +23,8 @@
 # each test a guest of its own).
 #   VIACAM_TEST_TIMEOUT  seconds: replaces every selected test's own timeout file (for long
 #                    runs such as make fuzz-nightly; still tripled on the *-debug kernels)
-# Test knobs (VIACAM_FUZZ_*, VIACAM_STRESS_*) reach the guest through tools/vm/run.sh.
+# Test knobs (VIACAM_FUZZ_*, VIACAM_STRESS_*, VIACAM_HOSTILE_*) reach the guest through
+# tools/vm/run.sh.
 # Each test prints one line when it ends: PASS/FAIL/SKIP, its name and time. Logs go to
 # build/test-results/. Lines "== time NAME: N s" give each phase's wall time. The last line is
 # "N passed, N failed" (", N skipped" when any were skipped); the exit status is 1 when

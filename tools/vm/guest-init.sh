@@ -18,7 +18,8 @@
 #               viacam-test.service runs `SCRIPT check` (this file with --systemd-test), whose
 #               status ends the guest. The journal is kept as journal.log.
 # $vm_results/test-env (if there) holds test knobs from the host's environment
-# (VIACAM_FUZZ_*, VIACAM_STRESS_*; see run.sh); it is sourced before the script runs.
+# (VIACAM_FUZZ_*, VIACAM_STRESS_*, VIACAM_HOSTILE_*; see run.sh); it is sourced before the
+# script runs.
 #
 # The script's exit status goes to $vm_results/rc, its output to $vm_results/output.log
 # (and the console), the kernel log to $vm_results/dmesg.log. Then the guest powers off.
@@ -154,7 +155,7 @@ echo "viacam-vm: boot complete, test starts" >/dev/kmsg
 
 export VIACAM_SRC=$vm_src VIACAM_KVER=$vm_kver VIACAM_RESULTS=${vm_results:-/tmp}
 export VIACAM_BUILD=$vm_src/build KVER=$vm_kver
-# Test knobs from the host (VIACAM_FUZZ_*, VIACAM_STRESS_*; written by run.sh).
+# Test knobs from the host (VIACAM_FUZZ_*, VIACAM_STRESS_*, VIACAM_HOSTILE_*; written by run.sh).
 [ -f "$VIACAM_RESULTS/test-env" ] && . "$VIACAM_RESULTS/test-env"
 cd "$vm_src" || cd /
 

@@ -24,8 +24,9 @@
 # times, saying so on stderr; the count is kept in DIR/boot-retries.
 #
 # The host's root is shared read-only; the guest writes only to DIR (and its own tmpfs).
-# Test knobs: the host's environment variables named VIACAM_FUZZ_* and VIACAM_STRESS_* are
-# written to DIR/test-env, which guest-init.sh exports before it runs SCRIPT.
+# Test knobs: the host's environment variables named VIACAM_FUZZ_*, VIACAM_STRESS_* and
+# VIACAM_HOSTILE_* are written to DIR/test-env, which guest-init.sh exports before it runs
+# SCRIPT.
 # Acceleration is TCG, single-threaded (see below): KVM hangs on our build machines.
 # VIACAM_ACCEL=kvm opts in where it works.
 set -euo pipefail
@@ -105,7 +106,7 @@ results=$(realpath "$results")
 : >"$results/test-env"
 while IFS= read -r var; do
 	printf 'export %s=%q\n' "$var" "${!var}" >>"$results/test-env"
-done < <(compgen -e | grep -E '^VIACAM_(FUZZ|STRESS)_[A-Z0-9_]+$' || true)
+done < <(compgen -e | grep -E '^VIACAM_(FUZZ|STRESS|HOSTILE)_[A-Z0-9_]+$' || true)
 
 modroot=$src/build/modroot/$kver
 [ -d "$modroot" ] && [ "$systemd" = 0 ] || modroot=$kdir/root
