@@ -74,7 +74,8 @@
  *   SEED + i; a seed replays the same decisions (outcomes depend on timing).
  *
  * victim: streams CAPNODE (MMAP, 4 buffers, DQBUF after poll) for SECONDS, restarting the
- *   stream every 0.3-3 s (STREAMOFF/STREAMON, or close and reopen). Every frame must be a
+ *   stream every 0.3-3 s (STREAMOFF/STREAMON, or close and reopen; now and then after a
+ *   break of 0.5-3 s, in which the bridge may lend to the hostile nodes). Every frame must be a
  *   whole producer frame (header and every byte of the body) or all neutral (every byte
  *   0x80), with bytesused the format's size, and must not be from before its stream's
  *   STREAMON (its time more than FRESH_MS, default 1500, before STREAMON). -a (any
@@ -1397,7 +1398,7 @@ static int run_victim(const char *node, int secs, bool any, int64_t fresh_ms, in
 	struct cstream c = { .node = node, .fd = -1, .any = any };
 	struct stats st = { 0 };
 	int64_t end = now_ms() + secs * 1000LL, stream_end, last_frame = now_ms();
-	uint64_t streams = 0, busy = 0, stalls = 0;
+	uint64_t streams = 0, busy = 0, stalls = 0, breaks = 0;
 	struct rng r;
 	int n;
 
@@ -1447,6 +1448,15 @@ static int run_victim(const char *node, int secs, bool any, int64_t fresh_ms, in
 			reqbufs(c.fd, node, V4L2_BUF_TYPE_VIDEO_CAPTURE, V4L2_MEMORY_MMAP, 0);
 			cs_close(&c);
 		}
+		/*
+		 * Now and then a break: a bridge that lends only while one node streams lends to
+		 * the hostile consumers meanwhile, and the next stream starts while lends are out.
+		 */
+		if (chance(&r, 20)) {
+			sleep_ms(between(&r, 500, 3000));
+			breaks++;
+			last_frame = now_ms();	/* a stall counts while streaming only */
+		}
 	}
 	if (c.fd >= 0) {
 		streamoff(c.fd, node, V4L2_BUF_TYPE_VIDEO_CAPTURE);
@@ -1454,8 +1464,8 @@ static int run_victim(const char *node, int secs, bool any, int64_t fresh_ms, in
 	}
 	say("victim: %" PRIu64 " streams, %" PRIu64 " frames: %" PRIu64 " real, %" PRIu64
 	    " neutral, %" PRIu64 " bad; %" PRIu64 " streams began with an old picture; %" PRIu64
-	    " stalls, %" PRIu64 " times the queue was not to be had", streams, c.frames, c.real,
-	    c.neutral, c.bad, c.old, stalls, busy);
+	    " stalls, %" PRIu64 " times the queue was not to be had, %" PRIu64 " breaks", streams,
+	    c.frames, c.real, c.neutral, c.bad, c.old, stalls, busy, breaks);
 	stats_print(&st, "victim");
 	say("done, seed=%" PRIu64 ", %" PRIu64 " actions, %" PRIu64 " violations", g_seed,
 	    st.actions, st.violations);
@@ -1682,6 +1692,8 @@ static void scribble_own(struct hsess *s, int64_t ms)
 			t_scrib = NULL;
 		}
 		h->sh->scribbles += n;
+		/* often, not all the time: the producer and the victim need the CPUs too */
+		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
 	}
 }
 
@@ -2269,8 +2281,13 @@ static void recipe_stream(struct hsess *s)
 				sleep_ms(between(&h->r, 1, 20));
 			if (idx < 0 || (unsigned int)idx >= s->n)
 				continue;
-			if (s->mm[idx] && chance(&h->r, 30))
-				scribble_some(&h->r, s->mm[idx], s->mmlen[idx], mark_mmap);
+			if (s->mmw[idx].p && chance(&h->r, 30)) {
+				/* its own buffer, just dequeued: writable if mapped so */
+				t_scrib = &s->mmw[idx];
+				atomic_signal_fence(memory_order_seq_cst);
+				scribble_some(&h->r, s->mmw[idx].p, s->mmw[idx].len, mark_mmap);
+				t_scrib = NULL;
+			}
 			if (chance(&h->r, 4) && s->mem == V4L2_MEMORY_DMABUF && s->npool)
 				s->dof[idx] = (int)below(&h->r, (uint32_t)s->npool);
 			if (chance(&h->r, 93))
