@@ -229,6 +229,7 @@ struct parse_state {
 	struct vc_msgs *msgs;
 	const char *path;
 	int line;		/* counted by our reader */
+	bool content;		/* a line that is not blank (a comment counts) */
 	FILE *f;
 	size_t bytes;		/* read so far (the file may grow while we read it) */
 	bool stop;		/* a read error or the size limit: no more lines */
@@ -299,6 +300,15 @@ static bool check_line(struct parse_state *st, const char *line)
 			perr(st, "syntax error: no ']' closes the section header");
 			return false;
 		}
+		/*
+		 * libinih ignores what follows the ']': only blanks and a comment may. The section
+		 * still starts, so that its keys are not blamed on the one before.
+		 */
+		for (q = end + 1; isspace((unsigned char)*q); q++)	/* a CRLF's CR too */
+			;
+		if (*q && *q != ';' && *q != '#')
+			perr(st, "text after the section header: '%s' (one section header per line; a comment there starts with ';')",
+			     q);
 		/* Sections are started here, so that one without keys exists too. */
 		while (*b == ' ' || *b == '\t')
 			b++;
@@ -330,6 +340,7 @@ static char *reader(char *str, int num, void *stream)
 	struct parse_state *st = stream;
 	size_t n = 0, max = (size_t)num - 2;
 	bool any = false, nul = false, too_long = false;
+	const char *cr;
 	int c;
 
 	if (st->stop)
@@ -360,11 +371,22 @@ static char *reader(char *str, int num, void *stream)
 		return NULL;
 	st->line++;
 	str[n] = 0;
+	/*
+	 * A CR ends no line for libinih: a file with CR line ends (old Mac editors) was one line,
+	 * "[camera a]" and every key after it dropped. A CR before the LF (CRLF) is a blank.
+	 */
+	for (size_t i = 0; i < n && !st->content; i++)
+		st->content = !isspace((unsigned char)str[i]);
+	cr = memchr(str, '\r', n);
+	if (cr && (size_t)(cr - str) + 1 == n)
+		cr = NULL;
 	if (too_long)
 		perr(st, "line too long (at most %zu characters)", max);
 	else if (nul)
 		perr(st, "line has a NUL byte (a text file has none)");
-	if (too_long || nul || !check_line(st, str))
+	else if (cr)
+		perr(st, "carriage return inside a line (a file with CR line ends? save it with LF line ends)");
+	if (too_long || nul || cr || !check_line(st, str))
 		strcpy(str, "#");	/* make inih ignore it */
 	return str;
 }
@@ -892,6 +914,13 @@ int vc_conf_parse(const char *path, struct vc_conf **ret, struct vc_msgs *msgs)
 	r = ini_parse_stream(reader, &st, handler, &st);
 	end_section(&st);
 	fclose(st.f);
+	/*
+	 * Nothing but blanks: an in-place rewrite caught at its start, a "> file" by mistake or a
+	 * full disk leave such a file, and applying it would remove every camera. A file that
+	 * means to serve none says so in a comment.
+	 */
+	if (!st.content && !st.stop)
+		vc_msgs_add_at(msgs, path, 1, "the file is empty (it would remove every camera; to serve none, write a comment such as '; no cameras')");
 	/* Our reader reports syntax errors itself; this is in case libinih disagrees. */
 	if (r > 0)
 		vc_msgs_add_at(msgs, path, r, "syntax error (expected '[camera NAME]' or 'key = value')");

@@ -467,6 +467,82 @@ static void test_only_regular_files(void **state)
 	rmdir(dir);
 }
 
+/*
+ * Input that libinih drops without a word: text after the ']' of a section header, and a
+ * file with CR line ends (libinih reads it as one line: "[camera a]" and nothing else, so a
+ * file camera became a pattern camera). Both passed with every key lost.
+ */
+static void test_no_input_dropped(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c = (void *)1;
+
+	(void)state;
+	assert_int_equal(load("[camera a] backend = file\n"		/* 1 */
+			      "file = /x.y4m\n"				/* 2 */
+			      "[camera b]]\n"				/* 3 */
+			      "[camera c]   ; a comment is fine\n"	/* 4 */
+			      "[camera d]\t# so is this one\n"		/* 5 */
+			      "[camera e]  \n",				/* 6 */
+			      &c, &m), -EINVAL);
+	assert_null(c);
+	assert_printable(&m);
+	/* the section still starts: its keys are not blamed on the one before */
+	assert_int_equal(m.n, 3);
+	assert_msg(&m, 0, 1, "text after the section header: 'backend = file'");
+	assert_msg(&m, 1, 2, "unknown key 'file' (for backend 'pattern')");
+	assert_msg(&m, 2, 3, "text after the section header: ']'");
+	vc_msgs_free(&m);
+
+	/* CR line ends: one line for libinih, so reported at line 1 */
+	assert_int_equal(load("[camera a]\rbackend = file\rfile = /x.y4m\r", &c, &m), -EINVAL);
+	assert_null(c);
+	assert_printable(&m);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 1, "carriage return inside a line");
+	vc_msgs_free(&m);
+	/* ...and a stray CR inside one line of a normal file */
+	assert_int_equal(load("[camera a]\nlabel = A\rB\n", &c, &m), -EINVAL);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 2, "carriage return inside a line");
+	vc_msgs_free(&m);
+
+	/* CRLF line ends (a file from Windows) are fine */
+	assert_int_equal(load("[camera a]\r\nlabel = A b\r\nrates = 30 15\r\n[camera b]\r\n", &c, &m), 0);
+	assert_int_equal(m.n, 0);
+	assert_int_equal(c->ncams, 2);
+	assert_string_equal(vc_conf_camera(c, "a")->label, "A b");
+	assert_int_equal(vc_conf_camera(c, "a")->nintervals, 2);
+	vc_conf_free(c);
+}
+
+/*
+ * An empty file (or one of blanks only) is refused: an in-place rewrite, a "> file" by
+ * mistake or a full disk leave one, and applying it would remove every camera. A file that
+ * means to serve no camera says so with a comment.
+ */
+static void test_empty_file(void **state)
+{
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c = (void *)1;
+
+	(void)state;
+	assert_int_equal(load("", &c, &m), -EINVAL);
+	assert_null(c);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 1, "the file is empty");
+	vc_msgs_free(&m);
+	assert_int_equal(load("\n  \n\t\n", &c, &m), -EINVAL);
+	assert_int_equal(m.n, 1);
+	assert_msg(&m, 0, 1, "the file is empty");
+	vc_msgs_free(&m);
+
+	assert_int_equal(load("; no cameras on this machine\n", &c, &m), 0);
+	assert_int_equal(m.n, 0);
+	assert_int_equal(c->ncams, 0);
+	vc_conf_free(c);
+}
+
 static void test_changes(void **state)
 {
 	struct vc_msgs m = { 0 };
@@ -524,6 +600,8 @@ int main(void)
 		cmocka_unit_test(test_message_limit),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_only_regular_files),
+		cmocka_unit_test(test_no_input_dropped),
+		cmocka_unit_test(test_empty_file),
 		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_fourcc_and_ctrl_names),
 	};

@@ -372,7 +372,7 @@ static void test_retry_timer_backs_off(void **state)
 
 	/* nothing left to serve: no retry */
 	unlink(path);
-	write_config("");
+	write_config("; no cameras\n");	/* an empty file is refused (test-config) */
 	strcpy(d.config_path, path);
 	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
 	assert_logged(log, "configuration applied: 0 cameras");
