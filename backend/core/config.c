@@ -854,7 +854,23 @@ static const char *file_kind(mode_t mode)
  * directory read as "OK, 0 cameras", /dev/zero made the reader spin, /dev/urandom grow
  * without bound and a FIFO block forever: O_NONBLOCK and fstat() refuse them before a read.
  */
-static int open_config(const char *path, FILE **ret, struct vc_msgs *msgs)
+static void stamp_of(const struct stat *st, struct vc_file_stamp *ret)
+{
+	*ret = (struct vc_file_stamp){
+		.dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+		.mtime = st->st_mtim, .ctime = st->st_ctim,
+	};
+}
+
+bool vc_file_stamp_equal(const struct vc_file_stamp *a, const struct vc_file_stamp *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+static int open_config(const char *path, FILE **ret, struct vc_file_stamp *stamp,
+		       struct vc_msgs *msgs)
 {
 	struct stat st;
 	int fd, r;
@@ -883,6 +899,7 @@ static int open_config(const char *path, FILE **ret, struct vc_msgs *msgs)
 		r = -EFBIG;
 		goto fail;
 	}
+	stamp_of(&st, stamp);
 	*ret = fdopen(fd, "r");
 	if (!*ret) {
 		r = -errno;
@@ -895,10 +912,34 @@ fail:
 	return r;
 }
 
+/*
+ * Whether the file read through @f (stamped @before when it was opened, @bytes read) changed
+ * while it was read: its stamp after the read differs, or @path names another file now. The
+ * stamp after the read goes to @after.
+ */
+static bool changed_while_read(const char *path, FILE *f, const struct vc_file_stamp *before,
+			       size_t bytes, struct vc_file_stamp *after)
+{
+	struct vc_file_stamp now;
+	struct stat st;
+
+	if (fstat(fileno(f), &st) < 0)
+		return true;
+	stamp_of(&st, after);
+	if (!vc_file_stamp_equal(before, after) || (off_t)bytes != after->size)
+		return true;
+	if (stat(path, &st) < 0)
+		return true;
+	stamp_of(&st, &now);
+	return !vc_file_stamp_equal(after, &now);
+}
+
 int vc_conf_parse(const char *path, struct vc_conf **ret, struct vc_msgs *msgs)
 {
 	struct parse_state st = { .path = path, .msgs = msgs };
-	size_t before = msgs->n + msgs->dropped;
+	size_t before = msgs->n + msgs->dropped, n0 = msgs->n, dropped0 = msgs->dropped;
+	struct vc_file_stamp opened;
+	bool changed;
 	int r;
 
 	*ret = NULL;
@@ -906,14 +947,24 @@ int vc_conf_parse(const char *path, struct vc_conf **ret, struct vc_msgs *msgs)
 	if (!st.conf)
 		return -ENOMEM;
 	st.conf->path = strdup(path);
-	r = open_config(path, &st.f, msgs);
+	r = open_config(path, &st.f, &opened, msgs);
 	if (r < 0) {
 		vc_conf_free(st.conf);
 		return r;
 	}
 	r = ini_parse_stream(reader, &st, handler, &st);
 	end_section(&st);
+	changed = !st.stop && changed_while_read(path, st.f, &opened, st.bytes, &st.conf->stamp);
 	fclose(st.f);
+	if (changed) {
+		/* Half a file, or two: what it said is not worth a message. */
+		vc_msgs_truncate(msgs, n0);
+		msgs->dropped = dropped0;
+		vc_msgs_add(msgs, "%s: cannot read: it changed while it was read (read it again once it is written)",
+			    path);
+		vc_conf_free(st.conf);
+		return -EAGAIN;
+	}
 	/*
 	 * Nothing but blanks: an in-place rewrite caught at its start, a "> file" by mistake or a
 	 * full disk leave such a file, and applying it would remove every camera. A file that

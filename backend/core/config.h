@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "backend.h"
 #include "ctrlname.h"
@@ -69,10 +71,25 @@ struct vc_cam_conf {
 	char absent[256];
 };
 
+/*
+ * What a file was when it was read (fstat() after the read): a change of any field means it
+ * was written meanwhile. Writes update mtime and ctime, a truncation the size, a file renamed
+ * over it the inode; ctime also changes on utimensat(), so a tool that writes and then puts
+ * back an old mtime (cp -p, rsync -t) is seen too.
+ */
+struct vc_file_stamp {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+bool vc_file_stamp_equal(const struct vc_file_stamp *a, const struct vc_file_stamp *b);
+
 struct vc_conf {
 	char *path;
 	struct vc_cam_conf *cams;
 	size_t ncams;
+	struct vc_file_stamp stamp;	/* the file as it was read */
 };
 
 /*
@@ -99,7 +116,9 @@ void vc_msgs_free(struct vc_msgs *m);
 /*
  * Reads @path into a new *ret. Returns 0, or -EINVAL with every problem in @msgs, sorted by
  * line (or another negative errno when the file cannot be read, also in @msgs). Backend keys
- * are checked only for their names here (vc_prepare() in session.c does the rest).
+ * are checked only for their names here (vc_prepare() in session.c does the rest). -EAGAIN:
+ * the file changed while it was read (its stamp before and after differ, it was not read to
+ * the size it has, or the path names another file now); nothing of it is returned.
  */
 int vc_conf_load(const char *path, struct vc_conf **ret, struct vc_msgs *msgs);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -114,12 +115,10 @@ static bool running_unchanged(const struct vc_daemon *d, const struct vc_cam_con
 	return false;
 }
 
-int vc_daemon_check(struct vc_daemon *d, struct vc_conf **ret, struct vc_prepared **prep,
-		    struct vc_msgs *msgs)
+/* vc_daemon_check() after the parser: @conf (taken) is what it made of the file, @r its result. */
+static int check_backends(struct vc_daemon *d, struct vc_conf *conf, int r, struct vc_conf **ret,
+			  struct vc_prepared **prep, struct vc_msgs *msgs)
 {
-	struct vc_conf *conf;
-	int r = vc_conf_parse(d->config_path, &conf, msgs);
-
 	*ret = NULL;
 	if (!conf) {		/* the file could not be read */
 		vc_msgs_sort(msgs);
@@ -165,6 +164,15 @@ int vc_daemon_check(struct vc_daemon *d, struct vc_conf **ret, struct vc_prepare
 		*ret = conf;
 	}
 	return r;
+}
+
+int vc_daemon_check(struct vc_daemon *d, struct vc_conf **ret, struct vc_prepared **prep,
+		    struct vc_msgs *msgs)
+{
+	struct vc_conf *conf;
+	int r = vc_conf_parse(d->config_path, &conf, msgs);
+
+	return check_backends(d, conf, r, ret, prep, msgs);
 }
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata)
@@ -267,10 +275,14 @@ void vc_daemon_apply(struct vc_daemon *d, struct vc_conf *conf, struct vc_prepar
 	struct vc_session *old[VC_MAX_CAMERAS];
 	struct vc_conf *old_conf = d->conf;
 
-	/* Sections that went away: their cameras go (consumers get ENODEV). */
+	/* Sections that went away: their cameras go (consumers get ENODEV), streaming or not. */
 	for (size_t i = 0; old_conf && i < old_conf->ncams; i++) {
 		if (d->sessions[i] && !vc_conf_camera(conf, old_conf->cams[i].name)) {
-			vc_log("camera %s: section removed", old_conf->cams[i].name);
+			if (vc_session_streaming(d->sessions[i]))
+				vc_warn("camera %s: section removed while an application streams it: its consumers get ENODEV",
+					old_conf->cams[i].name);
+			else
+				vc_log("camera %s: section removed", old_conf->cams[i].name);
 			vc_session_free(d->sessions[i], true);
 			d->sessions[i] = NULL;
 		}
@@ -291,6 +303,12 @@ void vc_daemon_apply(struct vc_daemon *d, struct vc_conf *conf, struct vc_prepar
 		}
 		if (s && cc->absent[0]) {
 			/* Its changed section names a source that is not there: the camera goes. */
+			if (vc_session_streaming(s))
+				vc_warn("camera %s: removed while an application streams it, its source is absent (%s): its consumers get ENODEV",
+					cc->name, cc->absent);
+			else
+				vc_log("camera %s: removed, its source is absent (%s)", cc->name,
+				       cc->absent);
 			vc_session_free(s, true);
 			s = NULL;
 		}
@@ -344,17 +362,120 @@ void vc_daemon_retry(struct vc_daemon *d)
 	vc_log("after trying again: %s", vc_daemon_summary(d, summary, sizeof(summary)));
 }
 
+static uint64_t now_us(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Whether the file as read (@conf, parser result @r) holds still: it did not change while it
+ * was read, and either its last change (ctime) is settle_us old, or a read settle_us ago or
+ * more found it the same (the clock-independent way: a clock set back makes a ctime look
+ * recent). If not, @how says when it changed.
+ */
+static bool holds_still(struct vc_daemon *d, int r, const struct vc_conf *conf, char *how,
+			size_t len)
+{
+	uint64_t mono = now_us(CLOCK_MONOTONIC), real = now_us(CLOCK_REALTIME), changed;
+
+	if (r == -EAGAIN) {
+		snprintf(how, len, "while it was read");
+		return false;
+	}
+	if (!conf || !d->settle_us)
+		return true;	/* unreadable: rejected at once */
+	changed = (uint64_t)conf->stamp.ctime.tv_sec * 1000000 +
+		  (uint64_t)conf->stamp.ctime.tv_nsec / 1000;
+	if (changed <= real && real - changed >= d->settle_us)
+		return true;
+	if (d->have_stamp && vc_file_stamp_equal(&d->stamp, &conf->stamp)) {
+		if (mono - d->stamp_at >= d->settle_us)
+			return true;
+	} else {
+		d->stamp = conf->stamp;
+		d->stamp_at = mono;
+		d->have_stamp = true;
+	}
+	if (changed <= real)
+		snprintf(how, len, "%llu ms ago", (unsigned long long)(real - changed) / 1000);
+	else
+		snprintf(how, len, "at a time ahead of the clock");
+	return false;
+}
+
+static int reload_try(struct vc_daemon *d);
+
+static int on_settle(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	reload_try(userdata);
+	return 0;
+}
+
+/* Reads the file again in settle_us (10 ms when 0: it changed while it was read). */
+static int schedule_settle(struct vc_daemon *d)
+{
+	uint64_t delay = d->settle_us ? d->settle_us : 10000, when;
+	int r;
+
+	if (!d->event)
+		return -ENXIO;
+	when = now_us(CLOCK_MONOTONIC) + delay;
+	if (!d->settle_timer)
+		r = sd_event_add_time(d->event, &d->settle_timer, CLOCK_MONOTONIC, when,
+				      delay / 10, on_settle, d);
+	else
+		r = sd_event_source_set_time(d->settle_timer, when);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->settle_timer, SD_EVENT_ONESHOT);
+	return r;
+}
+
 int vc_daemon_reload(struct vc_daemon *d, const char *why)
+{
+	if (d->reloading)
+		return -EINPROGRESS;	/* the waiting reload reads the file as it is by then */
+	d->reloading = true;
+	d->settle_tries = 0;
+	d->have_stamp = false;
+	sd_notify(0, "RELOADING=1");
+	vc_log("reloading %s (%s)", d->config_path, why);
+	return reload_try(d);
+}
+
+static int reload_try(struct vc_daemon *d)
 {
 	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
 	struct vc_msgs msgs = { 0 };
 	struct vc_conf *conf;
-	char summary[4096];
+	char summary[4096], how[64];
 	int r;
 
-	sd_notify(0, "RELOADING=1");
-	vc_log("reloading %s (%s)", d->config_path, why);
-	r = vc_daemon_check(d, &conf, prep, &msgs);
+	r = vc_conf_parse(d->config_path, &conf, &msgs);
+	if (!holds_still(d, r, conf, how, sizeof(how))) {
+		vc_conf_free(conf);
+		vc_msgs_free(&msgs);
+		conf = NULL;
+		if (++d->settle_tries < VC_SETTLE_TRIES && (r = schedule_settle(d)) >= 0) {
+			if (d->settle_tries == 1)
+				vc_log("%s is being written (it changed %s); reading it again once it has not changed for %llu ms",
+				       d->config_path, how,
+				       (unsigned long long)(d->settle_us ? d->settle_us : 10000) / 1000);
+			return -EINPROGRESS;
+		}
+		if (r >= 0)
+			vc_msgs_add(&msgs, "%s: cannot read: it kept changing (%u reads, the last one %s); not applied",
+				    d->config_path, d->settle_tries, how);
+		else
+			vc_msgs_add(&msgs, "%s: cannot read: it is being written, and waiting failed: %s",
+				    d->config_path, strerror(-r));
+		r = -EAGAIN;
+	}
+	r = check_backends(d, conf, r, &conf, prep, &msgs);
 	vc_daemon_log_msgs(&msgs);
 	if (r < 0) {
 		d->rejected++;
@@ -373,6 +494,7 @@ int vc_daemon_reload(struct vc_daemon *d, const char *why)
 		vc_log("configuration applied: %s", vc_daemon_summary(d, summary, sizeof(summary)));
 	}
 	vc_msgs_free(&msgs);
+	d->reloading = false;
 	sd_notifyf(0, "READY=1\nSTATUS=%zu of %zu cameras served; %lu reloads, %lu rejected",
 		   vc_daemon_served(d), d->conf ? d->conf->ncams : 0, d->reloads, d->rejected);
 	return r;
@@ -390,4 +512,6 @@ void vc_daemon_stop(struct vc_daemon *d)
 	d->conf = NULL;
 	d->retry_timer = sd_event_source_disable_unref(d->retry_timer);
 	d->retry_us = 0;
+	d->settle_timer = sd_event_source_disable_unref(d->settle_timer);
+	d->reloading = false;
 }

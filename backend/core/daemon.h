@@ -18,6 +18,13 @@
 #define VC_RETRY_MIN_US 1000000ull
 #define VC_RETRY_MAX_US 300000000ull
 
+/*
+ * A reload applies a file only once it holds still (vc_daemon_reload()): viacamd waits until
+ * it has not changed for VC_SETTLE_US, trying VC_SETTLE_TRIES times at most (10 s).
+ */
+#define VC_SETTLE_US 200000ull
+#define VC_SETTLE_TRIES 50
+
 struct vc_daemon {
 	sd_event *event;
 	int ctl_fd;		/* /dev/viacam */
@@ -35,6 +42,18 @@ struct vc_daemon {
 	uint64_t retry_us;	/* the delay of the next try */
 	unsigned long reloads, rejected;
 	char rejected_why[256];	/* the first problem of the last rejected reload */
+	/*
+	 * A reload waiting for the file to hold still: settle_timer reads it again every
+	 * settle_us (VC_SETTLE_US in viacamd; 0, no wait, in tests of other things). stamp is
+	 * the file as a read found it at stamp_at (CLOCK_MONOTONIC, us).
+	 */
+	uint64_t settle_us;
+	sd_event_source *settle_timer;
+	bool reloading;
+	unsigned int settle_tries;
+	bool have_stamp;
+	struct vc_file_stamp stamp;
+	uint64_t stamp_at;
 };
 
 /* Writes every message of @m to stderr (and says how many were left out). */
@@ -63,7 +82,15 @@ void vc_daemon_retry(struct vc_daemon *d);
 size_t vc_daemon_served(const struct vc_daemon *d);
 const char *vc_daemon_summary(const struct vc_daemon *d, char *buf, size_t size);
 
-/* Checks the file again and applies it if it is good; logs what happened. 0 or < 0. */
+/*
+ * Checks the file again and applies it if it is good; logs what happened. 0 or < 0 when the
+ * reload ended (applied, or rejected: the running configuration stays), -EINPROGRESS when it
+ * waits for the file to hold still. The file is applied only when it did not change while it
+ * was read and its last change (ctime) is settle_us old, or a read settle_us earlier found it
+ * the same: an in-place rewrite (O_TRUNC, then writes) is never applied half-written. While
+ * it keeps changing it is read again every settle_us; after VC_SETTLE_TRIES reads the reload
+ * is rejected. A reload asked for meanwhile (SIGHUP) is the one that waits.
+ */
 int vc_daemon_reload(struct vc_daemon *d, const char *why);
 
 /* Stops every session; cameras stay in the bridge for the next viacamd. */

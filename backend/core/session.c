@@ -114,6 +114,11 @@ uint32_t vc_session_camera_id(const struct vc_session *s)
 	return s->cam.id;
 }
 
+bool vc_session_streaming(const struct vc_session *s)
+{
+	return s->streaming;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -48,6 +48,8 @@ uint32_t vc_session_camera_id(const struct vc_session *s);
 const char *vc_session_name(const struct vc_session *s);
 /* The backend in use (a pending swap not yet counted). */
 const char *vc_session_backend_name(const struct vc_session *s);
+/* Whether an application streams the camera (removing it gives its consumers ENODEV). */
+bool vc_session_streaming(const struct vc_session *s);
 
 /*
  * For tests/fuzz/fuzz-session.c, which drives a session without the bridge: one event as

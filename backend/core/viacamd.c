@@ -289,7 +289,14 @@ int main(int argc, char **argv)
 	}
 
 	vc_log("starting with %s", d.d.config_path);
-	r = vc_daemon_check(&d.d, &conf, prep, &msgs);
+	/* Reloads wait for the file to hold still (daemon.h); so does the start, if it changed
+	 * while it was read. */
+	d.d.settle_us = VC_SETTLE_US;
+	for (int i = 0; (r = vc_daemon_check(&d.d, &conf, prep, &msgs)) == -EAGAIN &&
+			i < VC_SETTLE_TRIES; i++) {
+		vc_msgs_free(&msgs);
+		usleep(VC_SETTLE_US);
+	}
 	vc_daemon_log_msgs(&msgs);
 	vc_msgs_free(&msgs);
 	if (r < 0) {

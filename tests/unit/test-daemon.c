@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -298,6 +300,13 @@ static int run_once(struct vc_daemon *d, const char *why)
 	return sd_event_run(d->event, 5000000);
 }
 
+/* One pass of the event loop, waiting at most 3 ms. */
+static int run_once_briefly(struct vc_daemon *d, const char *why)
+{
+	(void)why;
+	return sd_event_run(d->event, 3000);
+}
+
 static int retry_now(struct vc_daemon *d, const char *why)
 {
 	(void)why;
@@ -443,6 +452,179 @@ static void test_optional_camera_absent(void **state)
 	unlink(path);
 }
 
+/* ---------------------------------------------------------------------------
+ * A reload never applies half a file
+ */
+
+#define NCAMS 64
+#define SECTION 64		/* bytes per section: a 1 KiB write ends between two */
+static char whole[NCAMS * SECTION + 1];
+
+static void make_whole(void)
+{
+	for (unsigned int i = 0; i < NCAMS; i++)
+		snprintf(whole + i * SECTION, SECTION + 1,
+			 "[camera c%02u]\nrates = 30 15\nsizes = 640x480 320x240\n; 0123456789\n",
+			 i % 100);
+	assert_int_equal(strlen(whole), NCAMS * SECTION);
+}
+
+/* The configuration in force is the whole file: every camera, every value complete. */
+static void assert_whole(const struct vc_daemon *d)
+{
+	assert_non_null(d->conf);
+	if (d->conf->ncams != NCAMS)
+		fail_msg("a reload applied %zu of the %d cameras", d->conf->ncams, NCAMS);
+	for (size_t i = 0; i < NCAMS; i++) {
+		const struct vc_cam_conf *c = &d->conf->cams[i];
+
+		if (c->nintervals != 2 || c->intervals[1][1] != 15 || c->nsizes != 2 ||
+		    c->sizes[1][1] != 240)
+			fail_msg("camera %s was applied cut: %zu rates (the second 1/%u), %zu sizes",
+				 c->name, c->nintervals, c->intervals[1][1], c->nsizes);
+	}
+}
+
+/* Runs @fn with stderr thrown away (64 cameras not served log a lot). */
+static int quiet(int (*fn)(struct vc_daemon *, const char *), struct vc_daemon *d,
+		 const char *why)
+{
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC), saved = dup(2), r;
+
+	assert_true(null >= 0 && saved >= 0);
+	fflush(stderr);
+	dup2(null, 2);
+	r = fn(d, why);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(null);
+	return r;
+}
+
+/* Reloads ended so far, applied or rejected. */
+static unsigned long ended(const struct vc_daemon *d)
+{
+	return d->reloads + d->rejected;
+}
+
+static unsigned long settle_from;
+
+/* Runs the event loop until more than settle_from reloads ended, at most 5 s. */
+static int settle(struct vc_daemon *d, const char *why)
+{
+	(void)why;
+	for (int i = 0; i < 50 && ended(d) <= settle_from; i++)
+		sd_event_run(d->event, 100000);
+	return ended(d) > settle_from ? 0 : -ETIMEDOUT;
+}
+
+static void write_all(int fd, const char *p, size_t len)
+{
+	assert_int_equal(write(fd, p, len), (ssize_t)len);
+}
+
+struct rewriter {
+	int rewrites;
+	atomic_int done;
+};
+
+/* The writer: the file rewritten in place, O_TRUNC then 1 KiB writes. */
+static void *rewrite(void *arg)
+{
+	struct rewriter *w = arg;
+
+	for (int r = 0; r < w->rewrites; r++) {
+		int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+		assert_true(fd >= 0);
+		for (size_t off = 0; off < NCAMS * SECTION; off += 1024) {
+			write_all(fd, whole + off, 1024);
+			usleep(10000);
+		}
+		close(fd);
+		usleep(10000);
+	}
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/*
+ * A 64-camera file rewritten in place (O_TRUNC, 1 KiB writes) while SIGHUPs arrive: 13, 25,
+ * 31, 38 and 44 of the 64 cameras were applied, the rest removed under their consumers, and
+ * a cut inside a value applied as written ("rates = 30 15" cut after "30 1"). A reload
+ * applies a file only once it did not change while it was read and has held still since.
+ */
+static void test_reload_never_applies_half_a_file(void **state)
+{
+	struct rewriter w = { .rewrites = 20 };
+	char state_path[64];
+	struct vc_daemon d;
+	pthread_t writer;
+	size_t cut;
+	int fd, hups = 0;
+
+	(void)state;
+	make_whole();
+	write_config(whole);
+	daemon_init(&d, state_path);
+	d.settle_us = VC_SETTLE_US;
+	settle_from = ended(&d);
+	quiet(vc_daemon_reload, &d, "start");
+	assert_int_equal(quiet(settle, &d, NULL), 0);
+	assert_int_equal(d.reloads, 1);
+	assert_whole(&d);
+
+	/* caught after the first 1 KiB (16 whole sections): nothing is applied yet */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	assert_true(fd >= 0);
+	write_all(fd, whole, 1024);
+	settle_from = ended(&d);
+	quiet(vc_daemon_reload, &d, "SIGHUP");
+	assert_whole(&d);
+	write_all(fd, whole + 1024, sizeof(whole) - 1 - 1024);
+	close(fd);
+	assert_int_equal(quiet(settle, &d, NULL), 0);
+	assert_int_equal(d.reloads, 2);
+	assert_whole(&d);
+
+	/* caught inside a value: "rates = 30 1" */
+	cut = (size_t)(strstr(whole + 2048, "rates = 30 15") - whole) + strlen("rates = 30 1");
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	assert_true(fd >= 0);
+	write_all(fd, whole, cut);
+	settle_from = ended(&d);
+	quiet(vc_daemon_reload, &d, "SIGHUP");
+	assert_whole(&d);
+	write_all(fd, whole + cut, sizeof(whole) - 1 - cut);
+	close(fd);
+	assert_int_equal(quiet(settle, &d, NULL), 0);
+	assert_whole(&d);
+
+	/* the measurement: 20 rewrites under 40 SIGHUPs */
+	assert_int_equal(pthread_create(&writer, NULL, rewrite, &w), 0);
+	while (!atomic_load(&w.done)) {
+		if (hups++ < 40)
+			quiet(vc_daemon_reload, &d, "SIGHUP");
+		for (int i = 0; i < 8; i++)	/* about 25 ms */
+			quiet(run_once_briefly, &d, NULL);
+		assert_whole(&d);
+	}
+	pthread_join(writer, NULL);
+	settle_from = ended(&d);
+	quiet(vc_daemon_reload, &d, "SIGHUP");
+	assert_int_equal(quiet(settle, &d, NULL), 0);
+	assert_whole(&d);
+	/*
+	 * The SIGHUPs during the rewrites joined one reload, applied once the writer stopped; no
+	 * half file was rejected either (systemctl reload would have failed).
+	 */
+	assert_int_equal(d.reloads, 4);
+	assert_int_equal(d.rejected, 0);
+	daemon_fini(&d);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_reload_says_what_is_served_and_retries),
 		cmocka_unit_test(test_retry_timer_backs_off),
 		cmocka_unit_test(test_optional_camera_absent),
+		cmocka_unit_test(test_reload_never_applies_half_a_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
