@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -43,18 +42,30 @@
 #define DEFAULT_CONFIG VIACAM_SYSCONFDIR "/viacam/viacam.conf"
 #define DEFAULT_STATE "/run/viacamd/cameras"
 #define RELOAD_DELAY_US 200000	/* editors write in steps: reload once they are done */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 
 static const char *arg_config = DEFAULT_CONFIG;
 static const char *arg_state = DEFAULT_STATE;
 static const char *arg_control = "/dev/viacam";
 static int arg_check;
 
+/*
+ * -c is opened by its name at every reload, so a repointed symlink is followed. Two inotify
+ * watches: the directory of -c as given (a symlink repointed, or the file saved there) and,
+ * when -c is a symlink, the directory of the file it names now (that file saved).
+ */
 struct daemon {
 	struct vc_daemon d;	/* the configuration in force and its sessions */
 	char config_dir[PATH_MAX];
 	char config_base[NAME_MAX + 1];
+	char target_dir[PATH_MAX];	/* "" when -c is no symlink */
+	char target_base[NAME_MAX + 1];
+	sd_event_source *target_watch;
 	sd_event_source *reload_timer;
 };
+
+#define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
 
 static void help(void)
 {
@@ -135,12 +146,59 @@ static int parse_argv(int argc, char **argv)
 	return 1;
 }
 
+/* Splits absolute @path into its directory and last name; -ENAMETOOLONG if they do not fit. */
+static int split_path(const char *path, char *dir, size_t dlen, char *base, size_t blen)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (!slash || !slash[1])
+		return -EINVAL;
+	n = slash == path ? 1 : (size_t)(slash - path);
+	if (n >= dlen || strlen(slash + 1) >= blen)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, n);
+	dir[n] = 0;
+	strcpy(base, slash + 1);
+	return 0;
+}
+
+static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *userdata);
+
+/* Watches the directory of the file -c names now, if -c is a symlink (see struct daemon). */
+static void watch_target(struct daemon *d)
+{
+	char real[PATH_MAX], dir[PATH_MAX], base[NAME_MAX + 1];
+	int r;
+
+	if (!realpath(d->d.config_path, real) ||
+	    split_path(real, dir, sizeof(dir), base, sizeof(base)) < 0 ||
+	    (!strcmp(dir, d->config_dir) && !strcmp(base, d->config_base))) {
+		/* missing (a reload says so), or no symlink: the first watch sees it */
+		d->target_watch = sd_event_source_disable_unref(d->target_watch);
+		d->target_dir[0] = d->target_base[0] = 0;
+		return;
+	}
+	if (!strcmp(dir, d->target_dir) && !strcmp(base, d->target_base))
+		return;
+	d->target_watch = sd_event_source_disable_unref(d->target_watch);
+	strcpy(d->target_dir, dir);
+	strcpy(d->target_base, base);
+	if (!strcmp(dir, d->config_dir))
+		return;		/* the same directory: the first watch sees it */
+	r = sd_event_add_inotify(d->d.event, &d->target_watch, dir, WATCH_MASK, on_inotify, d);
+	if (r < 0)
+		vc_warn("cannot watch '%s' (where %s points), ignoring: %s (saving it needs a SIGHUP)",
+			dir, d->d.config_path, strerror(-r));
+}
+
 static int on_reload_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 
 	(void)s;
 	(void)usec;
+	watch_target(d);
 	vc_daemon_reload(&d->d, "the file changed");
 	return 0;
 }
@@ -151,7 +209,7 @@ static int on_inotify(sd_event_source *s, const struct inotify_event *ev, void *
 	uint64_t now;
 
 	(void)s;
-	if (!ev->len || strcmp(ev->name, d->config_base) != 0)
+	if (!ev->len || (strcmp(ev->name, d->config_base) && strcmp(ev->name, d->target_base)))
 		return 0;
 	sd_event_now(d->d.event, CLOCK_MONOTONIC, &now);
 	sd_event_source_set_time(d->reload_timer, now + RELOAD_DELAY_US);
@@ -165,6 +223,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 	(void)s;
 	(void)si;
+	watch_target(d);
 	vc_daemon_reload(&d->d, "SIGHUP");
 	return 0;
 }
@@ -177,20 +236,48 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/*
+ * @path made absolute in @ret (the working directory in front of a relative one), symlinks
+ * kept. A path that does not fit is an error: cut, it named another, existing file.
+ */
+static int absolute_path(const char *path, const char *what, char *ret, size_t size)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (path[0] == '/') {
+		n = snprintf(ret, size, "%s", path);
+	} else if (!getcwd(cwd, sizeof(cwd))) {
+		vc_logp(LOG_ERR, "%s: cannot make '%s' absolute: %s", what, path, strerror(errno));
+		return -errno;
+	} else {
+		n = snprintf(ret, size, "%s/%s", cwd, path);
+	}
+	if (n < 0 || (size_t)n >= size) {
+		vc_logp(LOG_ERR, "%s: the path is too long (%d bytes; at most %zu)", what, n,
+			size - 1);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 static int setup_paths(struct daemon *d)
 {
-	char tmp[PATH_MAX];
+	static char state[PATH_MAX];
+	int r;
 
-	d->d.state_path = arg_state;
-	if (!realpath(arg_config, d->d.config_path)) {
-		/* The file may be missing at start only if we are told to check it. */
-		snprintf(d->d.config_path, sizeof(d->d.config_path), "%s", arg_config);
-	}
-	snprintf(tmp, sizeof(tmp), "%s", d->d.config_path);
-	snprintf(d->config_dir, sizeof(d->config_dir), "%s", dirname(tmp));
-	snprintf(tmp, sizeof(tmp), "%s", d->d.config_path);
-	snprintf(d->config_base, sizeof(d->config_base), "%s", basename(tmp));
-	return 0;
+	r = absolute_path(arg_config, "--config", d->d.config_path, sizeof(d->d.config_path));
+	if (r >= 0)
+		r = absolute_path(arg_state, "--state", state, sizeof(state));
+	if (r < 0)
+		return r;
+	d->d.state_path = state;
+	r = split_path(d->d.config_path, d->config_dir, sizeof(d->config_dir), d->config_base,
+		       sizeof(d->config_base));
+	if (r < 0)
+		vc_logp(LOG_ERR, "--config: '%s' is not a file name%s", d->d.config_path,
+			r == -ENAMETOOLONG ? " (a name is at most " STRINGIFY(NAME_MAX) " bytes)" : "");
+	return r;
 }
 
 static int check_only(struct daemon *d)
@@ -243,7 +330,8 @@ int main(int argc, char **argv)
 	r = parse_argv(argc, argv);
 	if (r <= 0)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-	setup_paths(&d);
+	if (setup_paths(&d) < 0)
+		return EXIT_FAILURE;
 	if (arg_check)
 		return check_only(&d);
 
@@ -280,13 +368,12 @@ int main(int argc, char **argv)
 	if (r >= 0)
 		r = sd_event_source_set_enabled(d.reload_timer, SD_EVENT_OFF);
 	if (r >= 0)
-		r = sd_event_add_inotify(d.d.event, NULL, d.config_dir,
-					 IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
-					 IN_CREATE, on_inotify, &d);
+		r = sd_event_add_inotify(d.d.event, NULL, d.config_dir, WATCH_MASK, on_inotify, &d);
 	if (r < 0) {
 		vc_logp(LOG_ERR, "cannot watch %s: %s", d.config_dir, strerror(-r));
 		return EXIT_FAILURE;
 	}
+	watch_target(&d);
 
 	vc_log("starting with %s", d.d.config_path);
 	/* Reloads wait for the file to hold still (daemon.h); so does the start, if it changed
@@ -312,6 +399,7 @@ int main(int argc, char **argv)
 
 	vc_daemon_stop(&d.d);
 	sd_event_source_unref(d.reload_timer);
+	sd_event_source_unref(d.target_watch);
 	sd_event_unref(d.d.event);
 	close(d.d.ctl_fd);
 	vc_log("stopped");

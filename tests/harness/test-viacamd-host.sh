@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# test-viacamd-host.sh - viacamd's command line and files on the host, without the bridge
+# (--control /dev/null: every camera is "not served", the daemon runs on):
+#  - --check exits 1, with FILE:LINE: reason, for input libinih would drop silently (CR line
+#    ends, text after a section header) and for an empty file;
+#  - a -c path longer than PATH_MAX is an error, never cut to another, existing file;
+#  - -c is resolved on every reload: after its symlink is repointed, a reload reads the new
+#    target, and saving the target (in another directory) reloads too.
+# Runs build/host/viacamd and viacamctl (make host). Needs no root for these checks.
+# expected-seconds: 15
+set -u
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=${1:-$(mktemp -d)}
+rm -rf "$work"
+mkdir -p "$work"
+chmod 700 "$work"
+bin=${VIACAMD:-$src/build/host/viacamd}
+ctl=${VIACAMCTL:-$src/build/host/viacamctl}
+ok=1
+bad() { echo "NOT OK: $*"; ok=0; }
+good() { echo "ok: $*"; }
+for b in "$bin" "$ctl"; do
+	[ -x "$b" ] || { echo "NOT OK: $b is not built (make host)"; exit 1; }
+done
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup EXIT
+
+# check_fails NAME PATTERN FILE: viacamd --check -c FILE exits 1 and says PATTERN (a regex).
+check_fails() {
+	local name=$1 pat=$2 file=$3 rc
+	timeout 20 "$bin" --check -c "$file" >"$work/check.out" 2>&1
+	rc=$?
+	if [ "$rc" != 1 ]; then
+		bad "$name: --check exits $rc, expected 1: $(head -c 300 "$work/check.out")"
+	elif ! grep -qE -- "$pat" "$work/check.out"; then
+		bad "$name: --check does not say '$pat': $(head -c 300 "$work/check.out")"
+	else
+		good "$name: --check exits 1: $(head -n 1 "$work/check.out" | cut -c1-150)"
+	fi
+}
+
+# wait_log FILE PATTERN [SECONDS]: until FILE has a line matching PATTERN.
+wait_log() {
+	local i
+	for ((i = 0; i < ${3:-10} * 10; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- Input that used to be dropped without a word.
+printf '[camera a]\rbackend = file\rfile = /x.y4m\r' >"$work/cr.conf"
+check_fails "CR line ends" "cr.conf:1: carriage return inside a line" "$work/cr.conf"
+printf '[camera a] backend = file\nfile = /x.y4m\n' >"$work/after.conf"
+check_fails "text after ']'" "after.conf:1: text after the section header: 'backend = file'" "$work/after.conf"
+: >"$work/empty.conf"
+check_fails "an empty file" "empty.conf:1: the file is empty" "$work/empty.conf"
+
+# --- A -c path longer than PATH_MAX (4096 with its NUL): its first 4095 bytes name an existing
+# file, which a cut would read and call OK.
+printf '[camera cut]\n' >"$work/v.conf"
+pad=$((4095 - ${#work} - 7))	# 7: "/v.conf"
+long=$work$(printf '%*s' "$pad" '' | tr ' ' /)/v.conf
+[ ${#long} = 4095 ] && [ -f "$long" ] || bad "the test's own path is wrong (${#long} bytes)"
+check_fails "-c of 4096 bytes" "too long" "${long}x"
+grep -q "OK" "$work/check.out" && bad "...and it read the cut path: $(head -c 200 "$work/check.out")"
+
+# --- -c is resolved on every reload.
+mkdir -p "$work/a" "$work/b" "$work/run"
+printf '[camera alpha]\n' >"$work/a/v.conf"
+printf '[camera beta]\n' >"$work/b/v.conf"
+ln -s "$work/a/v.conf" "$work/link.conf"
+state=$work/run/cameras
+"$bin" --control /dev/null --state "$state" -c "$work/link.conf" >"$work/daemon.log" 2>&1 &
+pids+=($!)
+if ! wait_log "$work/daemon.log" "ready: .*not served: alpha"; then
+	bad "viacamd did not start on the symlink: $(tail -n 5 "$work/daemon.log")"
+else
+	sleep 0.3	# the start's state file is written
+	ln -sfn "$work/b/v.conf" "$work/link.conf"
+	timeout 20 "$ctl" --state "$state" reload --wait --timeout 10 >"$work/reload.out" 2>&1 ||
+		bad "viacamctl reload --wait: $(cat "$work/reload.out")"
+	if wait_log "$work/daemon.log" "configuration applied: .*not served: beta" 5; then
+		good "after the symlink is repointed, a reload reads the new target"
+	else
+		bad "a reload after the symlink was repointed: $(grep 'configuration applied' "$work/daemon.log" | tail -n 1)"
+	fi
+	# The target lives in another directory: saving it (an editor's rename) reloads too.
+	printf '[camera gamma]\n' >"$work/b/v.conf.tmp"
+	mv "$work/b/v.conf.tmp" "$work/b/v.conf"
+	if wait_log "$work/daemon.log" "configuration applied: .*not served: gamma" 5; then
+		good "saving the symlink's target reloads"
+	else
+		bad "saving the symlink's target did not reload: $(tail -n 3 "$work/daemon.log")"
+	fi
+fi
+
+[ "$ok" = 1 ]
