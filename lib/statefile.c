@@ -3,22 +3,53 @@
  * statefile.c - reads viacamd's state file (the format is in statefile.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "statefile.h"
+
+/* @path opened for reading if it is a regular file of at most VC_STATE_MAX_SIZE bytes. */
+static int open_state(const char *path, FILE **ret)
+{
+	struct stat s;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO must not block the open; it is refused right after. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &s) < 0)
+		r = -errno;
+	else if (!S_ISREG(s.st_mode))
+		r = S_ISDIR(s.st_mode) ? -EISDIR : -EINVAL;
+	else if (s.st_size > VC_STATE_MAX_SIZE)
+		r = -EFBIG;
+	else if (!(*ret = fdopen(fd, "r")))
+		r = -errno;
+	else
+		return 0;
+	close(fd);
+	return r;
+}
 
 int vc_state_read(const char *path, struct vc_state *st)
 {
 	char line[640];
+	size_t bytes = 0;
 	FILE *f;
+	int err;
 
 	memset(st, 0, sizeof(*st));
 	st->pid = -1;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
+	err = open_state(path, &f);
+	if (err < 0)
+		return err;
+	/* At most the size limit, even from a file that grows while it is read. */
+	while (bytes < VC_STATE_MAX_SIZE && fgets(line, sizeof(line), f)) {
+		bytes += strlen(line) + 1;
 		unsigned long a, r;
 		unsigned int id;
 		int pid;

@@ -17,6 +17,7 @@
 
 #define VC_STATE_CAMERAS 64	/* cameras read from one file; more are left out */
 #define VC_STATE_WORD 64	/* NAME and BACKEND, NUL included */
+#define VC_STATE_MAX_SIZE 65536	/* 64 cameras and a rejected-because line fit 4 times */
 
 struct vc_state {
 	int pid;			/* -1: no pid line */
@@ -31,8 +32,12 @@ struct vc_state {
 	unsigned int ncams;
 };
 
-/* Reads @path into @st. Returns 0, or -errno when the file cannot be opened (@st is then
- * empty: pid -1, no reloads, no cameras). */
+/*
+ * Reads @path into @st. Returns 0, or -errno when the file cannot be read (@st is then empty:
+ * pid -1, no reloads, no cameras): -EINVAL for what is not a regular file (-EISDIR for a
+ * directory), which is not read at all (/dev/zero spun, a FIFO blocked), -EFBIG above
+ * VC_STATE_MAX_SIZE bytes.
+ */
 int vc_state_read(const char *path, struct vc_state *st);
 
 /* The camera of @st called @name / with id @id, or NULL. */

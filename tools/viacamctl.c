@@ -101,14 +101,17 @@ static int open_ctl(void)
 	return fd;
 }
 
-/* A number as a person types it (decimal, or 0x hex), at most @max; no sign, no blanks. */
+/*
+ * A number in decimal digits, at most @max; no sign, no blanks, no 0x. Decimal only: with
+ * base 0, "010" was 8 and "09" invalid.
+ */
 static int parse_num(const char *s, const char *what, uint32_t max, uint32_t *ret)
 {
 	char *end;
 	unsigned long long v;
 
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	v = strtoull(s, &end, 10);
 	if (s[0] < '0' || s[0] > '9' || errno || *end || v > max) {
 		char esc[128];
 
@@ -142,9 +145,16 @@ static const char *state_source(uint32_t id, char *buf, size_t len)
 	return buf;
 }
 
+/* viacamd's pid from its state file: -1 when it has none, -2 after saying why it cannot be read. */
 static int state_pid(void)
 {
-	vc_state_read(arg_state, &state);
+	int r = vc_state_read(arg_state, &state);
+
+	if (r < 0 && r != -ENOENT) {
+		fprintf(stderr, "viacamctl: %s: cannot read: %s\n", arg_state,
+			r == -EINVAL ? "not a regular file" : strerror(-r));
+		return -2;
+	}
 	return state.pid;
 }
 
@@ -296,8 +306,11 @@ static int parse_set(int argc, char **argv, struct request *rq)
 		memcpy(rq->sets[rq->nsets].name, argv[i], len);
 		rq->sets[rq->nsets].name[len] = 0;
 		errno = 0;
-		rq->sets[rq->nsets].value = strtoll(eq + 1, &end, 0);
-		if (errno || end == eq + 1 || *end) {
+		/* decimal, an optional '-': strtoll() alone takes blanks and '+' too */
+		rq->sets[rq->nsets].value = strtoll(eq + 1, &end, 10);
+		if (errno || end == eq + 1 || *end ||
+		    !(isdigit((unsigned char)eq[1]) ||
+		      (eq[1] == '-' && isdigit((unsigned char)eq[2])))) {
 			fprintf(stderr, "viacamctl: %s: value '%s' is not an integer\n",
 				vc_escape(esc, sizeof(esc), rq->sets[rq->nsets].name, len),
 				eq + 1);
@@ -468,6 +481,8 @@ static int cmd_reload(const struct request *rq)
 	int pid = state_pid();
 	FILE *f;
 
+	if (pid == -2)
+		return 1;
 	if (pid <= 0) {
 		fprintf(stderr, "viacamctl: viacamd is not running (no pid in %s)\n", arg_state);
 		return 1;

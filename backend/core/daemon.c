@@ -12,11 +12,12 @@
  * timer after 1 s, 2 s, 4 s ... (VC_RETRY_MIN_US to VC_RETRY_MAX_US).
  */
 #include <errno.h>
-#include <libgen.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,19 +43,111 @@ static uint32_t state_lookup(const struct vc_daemon *d, const char *name)
 	return id;
 }
 
+static const char *file_kind(mode_t mode)
+{
+	return S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory" :
+	       S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device" :
+	       S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a file";
+}
+
+int vc_state_dir_open(const char *state_path, char *base, size_t len, char *why, size_t wlen)
+{
+	const char *slash = strrchr(state_path, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+	int fd, r;
+
+	if (!slash || !slash[1] || (size_t)(slash - state_path) >= sizeof(dir) ||
+	    strlen(slash + 1) >= len) {
+		snprintf(why, wlen, "not an absolute path of a file");
+		return -EINVAL;
+	}
+	memcpy(dir, state_path, (size_t)(slash - state_path));
+	dir[slash - state_path] = 0;
+	if (!dir[0])
+		strcpy(dir, "/");
+	strcpy(base, slash + 1);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		snprintf(why, wlen, "cannot make its directory '%s': %s", dir, strerror(-r));
+		return r;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(why, wlen, "its directory '%s': %s", dir, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(why, wlen, "its directory '%s': %s", dir, strerror(-r));
+	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		r = -EPERM;
+		snprintf(why, wlen, "its directory '%s' belongs to uid %u", dir, (unsigned)st.st_uid);
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		r = -EPERM;
+		snprintf(why, wlen, "its directory '%s' is writable by others (mode %04o)", dir,
+			 (unsigned)(st.st_mode & 07777));
+	} else {
+		return fd;
+	}
+	close(fd);
+	return r;
+}
+
+/* A new file for @base's next version in @dfd, its name in @tmp: O_EXCL, never a link. */
+static int state_temp(int dfd, const char *base, char *tmp, size_t len)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[6];
+
+	for (int tries = 0; tries < 100; tries++) {
+		int fd;
+
+		if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+			for (size_t i = 0; i < sizeof(rnd); i++)
+				rnd[i] = (unsigned char)(random() >> 8);
+		snprintf(tmp, len, ".%s.%c%c%c%c%c%c", base, chars[rnd[0] % 36], chars[rnd[1] % 36],
+			 chars[rnd[2] % 36], chars[rnd[3] % 36], chars[rnd[4] % 36],
+			 chars[rnd[5] % 36]);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd < 0 ? -errno : fd;
+	}
+	return -EEXIST;
+}
+
 static void state_save(struct vc_daemon *d, bool running)
 {
-	char tmp[PATH_MAX + 8], dir[PATH_MAX];
+	char base[NAME_MAX + 1], tmp[NAME_MAX + 16], why[PATH_MAX + 128];
+	int dfd, fd, r;
+	struct stat st;
 	FILE *f;
 
-	snprintf(dir, sizeof(dir), "%s", d->state_path);
-	mkdir(dirname(dir), 0755);
-	snprintf(tmp, sizeof(tmp), "%s.new", d->state_path);
-	f = fopen(tmp, "we");
+	/*
+	 * Root writes it: only in a directory that root (or we) alone can write, through a new
+	 * file (O_EXCL, O_NOFOLLOW) renamed over the old one, never over what is not a regular
+	 * file. A symlink planted in a directory others could write made root overwrite the file
+	 * it named; a --state naming a device node replaced the node.
+	 */
+	dfd = vc_state_dir_open(d->state_path, base, sizeof(base), why, sizeof(why));
+	if (dfd < 0)
+		goto fail;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(why, sizeof(why), "it is %s, not a regular file; not replacing it",
+			 file_kind(st.st_mode));
+		goto fail_dir;
+	}
+	fd = state_temp(dfd, base, tmp, sizeof(tmp));
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "cannot make a new file next to it: %s", strerror(-fd));
+		goto fail_dir;
+	}
+	f = fdopen(fd, "w");
 	if (!f) {
-		vc_warn("cannot write the state file %s: %s (a restarted viacamd adopts cameras by label)",
-		       tmp, strerror(errno));
-		return;
+		r = -errno;
+		close(fd);
+		goto fail_tmp;
 	}
 	if (running)
 		fprintf(f, "pid %d\n", (int)getpid());
@@ -66,8 +159,24 @@ static void state_save(struct vc_daemon *d, bool running)
 			fprintf(f, "camera %s %u %s\n", d->conf->cams[i].name,
 				vc_session_camera_id(d->sessions[i]),
 				vc_session_backend_name(d->sessions[i]));
-	if (fclose(f) != 0 || rename(tmp, d->state_path) != 0)
-		vc_warn("cannot write the state file %s: %s", d->state_path, strerror(errno));
+	r = fflush(f) != 0 || fsync(fileno(f)) < 0 ? -errno : 0;
+	if (fclose(f) != 0 && !r)
+		r = -errno;
+	if (!r && renameat(dfd, tmp, dfd, base) < 0)
+		r = -errno;
+	if (r < 0)
+		goto fail_tmp;
+	fsync(dfd);	/* the rename itself, where that means something (not on /run's tmpfs) */
+	close(dfd);
+	return;
+fail_tmp:
+	snprintf(why, sizeof(why), "%s", strerror(-r));
+	unlinkat(dfd, tmp, 0);
+fail_dir:
+	close(dfd);
+fail:
+	vc_warn("cannot write the state file '%s', ignoring: %s (a restarted viacamd adopts cameras by label)",
+		d->state_path, why);
 }
 
 /* The id of a camera to adopt for @cc: from the state file, else by label. */

@@ -56,6 +56,13 @@ struct vc_daemon {
 	uint64_t stamp_at;
 };
 
+/*
+ * The directory of the state file @state_path (absolute), made if missing and opened, when
+ * only root or we can write it; its last name in @base (@len bytes). A negative errno with
+ * the reason in @why otherwise. The state file and the lock live there.
+ */
+int vc_state_dir_open(const char *state_path, char *base, size_t len, char *why, size_t wlen);
+
 /* Writes every message of @m to stderr (and says how many were left out). */
 void vc_daemon_log_msgs(const struct vc_msgs *m);
 

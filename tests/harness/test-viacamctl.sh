@@ -17,7 +17,7 @@ nodev=/nonexistent/viacam	# a control node that does not exist
 expect() {
 	local name=$1 want=$2 pat=$3 rc
 	shift 3
-	"$bin" "$@" >"$work/out" 2>"$work/err"
+	timeout 20 "$bin" "$@" >"$work/out" 2>"$work/err" </dev/null	# a hang is a failure (124)
 	rc=$?
 	if [ "$rc" != "$want" ]; then
 		echo "NOT OK: $name: exit $rc, expected $want; stderr: $(head -c 300 "$work/err")"
@@ -63,6 +63,14 @@ expect "get abc" 2 "invalid camera id 'abc'" -d "$nodev" get abc
 expect "set by id without NAME=VALUE" 2 "'brightness' is not NAME=VALUE" -d "$nodev" set 3 brightness
 expect "set by id with a bad value" 2 "brightness: value 'x' is not an integer" -d "$nodev" set 3 brightness=x
 expect "set on /dev/null with a bad value" 2 "value 'x' is not an integer" set /dev/null brightness=x
+# Numbers are decimal: 064 is 64 (not octal 52), 09 is 9 (octal would refuse it), no 0x.
+expect "add --id 064 is 64, too big" 2 "invalid id '064'" -d "$nodev" add --id 064
+expect "add --id 09 is 9" 1 "$nodev: No such file" -d "$nodev" add --id 09
+expect "add --timeout 0x10" 2 "invalid timeout '0x10'" -d "$nodev" add --timeout 0x10
+expect "set brightness=09 is 9" 1 "$nodev: No such file" -d "$nodev" set 3 brightness=09
+expect "set brightness=0x10" 2 "value '0x10' is not an integer" -d "$nodev" set 3 brightness=0x10
+expect "set brightness=-010 is -10" 1 "$nodev: No such file" -d "$nodev" set 3 brightness=-010
+expect "set brightness=' 5'" 2 "value ' 5' is not an integer" -d "$nodev" set 3 "brightness= 5"
 
 # Not a viacam node: a clear error, never silence and success.
 expect "get /dev/null" 1 "/dev/null: not a V4L2 device" get /dev/null
@@ -75,6 +83,11 @@ expect "-d /dev/null version" 1 "/dev/null: not the viacam control node" -d /dev
 expect "list without the module" 1 "$nodev: No such file or directory \\(is the viacam module loaded\\?\\)" -d "$nodev" list
 expect "get on a missing node" 1 "/dev/nonexistent-video: No such file or directory" get /dev/nonexistent-video
 expect "reload without viacamd" 1 "viacamd is not running" --state "$work/none" reload
+# The state file: only a regular file is read, nothing spins (/dev/zero) or blocks (a FIFO).
+expect "--state /dev/zero" 1 "/dev/zero: cannot read: not a regular file" --state /dev/zero reload
+rm -f "$work/fifo"
+mkfifo "$work/fifo"
+expect "--state FIFO" 1 "fifo: cannot read: not a regular file" --state "$work/fifo" reload --wait
 # reload --wait against a stand-in named viacamd (sleep, which SIGHUP ends): a state file
 # without reload counts is refused before any signal; a daemon that ends is reported.
 cp "$(command -v sleep)" "$work/viacamd"

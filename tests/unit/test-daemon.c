@@ -16,6 +16,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -274,24 +275,31 @@ static void assert_not_logged(const char *log, const char *unwanted)
 		fail_msg("the log has '%s'; it is:\n%s", unwanted, log);
 }
 
+/* The state file goes in a directory of its own, as /run/viacamd (only its owner writes it). */
 static void daemon_init(struct vc_daemon *d, char *state_path)
 {
 	memset(d, 0, sizeof(*d));
 	assert_int_equal(sd_event_new(&d->event), 0);
 	d->ctl_fd = open("/dev/null", O_RDWR | O_CLOEXEC);	/* VIACAM_IOC_*: ENOTTY */
 	assert_true(d->ctl_fd >= 0);
-	strcpy(state_path, "/tmp/test-daemon-state-XXXXXX");
-	close(mkstemp(state_path));
+	strcpy(state_path, "/tmp/test-daemon-run-XXXXXX");
+	assert_non_null(mkdtemp(state_path));
+	strcat(state_path, "/cameras");
 	d->state_path = state_path;
 	strcpy(d->config_path, path);
 }
 
 static void daemon_fini(struct vc_daemon *d)
 {
+	char dir[64];
+
 	vc_daemon_stop(d);
 	close(d->ctl_fd);
 	sd_event_unref(d->event);
 	unlink(d->state_path);
+	snprintf(dir, sizeof(dir), "%s", d->state_path);
+	*strrchr(dir, '/') = 0;
+	assert_int_equal(rmdir(dir), 0);	/* nothing else was left there */
 }
 
 static int run_once(struct vc_daemon *d, const char *why)
@@ -625,6 +633,93 @@ static void test_reload_never_applies_half_a_file(void **state)
 	unlink(path);
 }
 
+/* @p's text in @buf ("" when it cannot be read). */
+static void read_text(const char *p, char *buf, size_t size)
+{
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : 0;
+
+	buf[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The state file is root's, in a directory only root writes: written whole (a temporary file
+ * made with O_EXCL|O_NOFOLLOW in that directory, fsync, rename), never through a symlink,
+ * never over what is not a regular file, never in a directory others can write. A symlink
+ * planted at the old temporary name STATE.new made root overwrite the file it named, and a
+ * --state naming a device node replaced the node with a regular file.
+ */
+static void test_state_file_written_safely(void **state)
+{
+	char state_path[64], dir[64], victim[64] = "/tmp/test-daemon-victim-XXXXXX", other[80];
+	char text[1024], log[8192], want[64];
+	struct vc_daemon d;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	write_config("[camera a]\n");
+	daemon_init(&d, state_path);
+	snprintf(dir, sizeof(dir), "%s", state_path);
+	*strrchr(dir, '/') = 0;
+	fd = mkstemp(victim);
+	assert_true(fd >= 0);
+	write_all(fd, "precious\n", 9);
+	close(fd);
+
+	/* written, and nothing else left in its directory */
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	read_text(state_path, text, sizeof(text));
+	snprintf(want, sizeof(want), "pid %d\nreloads 1 0\n", (int)getpid());
+	assert_string_equal(text, want);
+	assert_int_equal(lstat(state_path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal((int)st.st_mode & 022, 0);
+
+	/* a symlink where the temporary file used to be written */
+	snprintf(other, sizeof(other), "%s.new", state_path);
+	assert_int_equal(symlink(victim, other), 0);
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	read_text(victim, text, sizeof(text));
+	assert_string_equal(text, "precious\n");
+	read_text(state_path, text, sizeof(text));
+	assert_non_null(strstr(text, "reloads 2 0\n"));
+	unlink(other);
+
+	/* the state file a symlink: refused, the symlink and the file it names stay */
+	unlink(state_path);
+	assert_int_equal(symlink(victim, state_path), 0);
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_logged(log, "cannot write the state file");
+	assert_logged(log, "a symbolic link, not a regular file");
+	assert_int_equal(lstat(state_path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	read_text(victim, text, sizeof(text));
+	assert_string_equal(text, "precious\n");
+	unlink(state_path);
+
+	/* not a regular file (a FIFO here, a device node alike): refused, left as it is */
+	assert_int_equal(mkfifo(state_path, 0600), 0);
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_logged(log, "a FIFO, not a regular file");
+	assert_int_equal(lstat(state_path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	unlink(state_path);
+
+	/* a directory others can write (even with the sticky bit): nothing is written there */
+	assert_int_equal(chmod(dir, 01777), 0);
+	logged(vc_daemon_reload, &d, "test", log, sizeof(log));
+	assert_logged(log, "writable by others");
+	assert_int_equal(lstat(state_path, &st), -1);
+	assert_int_equal(chmod(dir, 0700), 0);
+
+	daemon_fini(&d);
+	unlink(victim);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -637,6 +732,7 @@ int main(void)
 		cmocka_unit_test(test_retry_timer_backs_off),
 		cmocka_unit_test(test_optional_camera_absent),
 		cmocka_unit_test(test_reload_never_applies_half_a_file),
+		cmocka_unit_test(test_state_file_written_safely),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

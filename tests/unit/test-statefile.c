@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -80,11 +81,50 @@ static void test_missing_and_empty(void **state)
 	free(st);
 }
 
+/*
+ * viacamctl --state /dev/zero spun at 100% CPU (fgets() of NULs, for ever) and a FIFO blocked:
+ * only a regular file of bounded size is read, and nothing waits.
+ */
+static void test_only_regular_files(void **state)
+{
+	struct vc_state *st = malloc(sizeof(*st));
+	char dir[64] = "/tmp/test-statefile-dir-XXXXXX", fifo[80], big[80];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(st);
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(5);	/* the old reader never returned */
+	assert_int_equal(vc_state_read("/dev/zero", st), -EINVAL);
+	assert_int_equal(vc_state_read(fifo, st), -EINVAL);
+	assert_int_equal(vc_state_read(dir, st), -EISDIR);
+	alarm(0);
+	assert_int_equal(st->pid, -1);
+
+	/* bigger than any state file viacamd writes */
+	snprintf(big, sizeof(big), "%s/big", dir);
+	f = fopen(big, "w");
+	assert_non_null(f);
+	fputs("pid 42\n", f);
+	for (int i = 0; i < VC_STATE_MAX_SIZE / 16 + 1; i++)
+		fprintf(f, "camera c%05d 1 x\n", i);
+	fclose(f);
+	assert_int_equal(vc_state_read(big, st), -EFBIG);
+	assert_int_equal(st->pid, -1);
+	unlink(big);
+	unlink(fifo);
+	rmdir(dir);
+	free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_missing_and_empty),
+		cmocka_unit_test(test_only_regular_files),
 	};
 	int fd = mkstemp(path), r;
 
