@@ -35,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ctrlname.h"
@@ -474,12 +476,108 @@ static int cmd_query(int fd, struct request *rq)
 	return 0;
 }
 
+/*
+ * Whether @pid is viacamd: its program (/proc/PID/exe) is named exactly "viacamd" (with
+ * " (deleted)" after an upgrade replaced it), and every uid of it (real, effective, saved,
+ * file system) is root's or the caller's, who could signal it anyway. Says why not. A name
+ * starting with "viacamd" was enough: a forged state file made root's viacamctl signal a
+ * nobody-owned viacamd-impostor.
+ */
+static bool is_viacamd(int pid)
+{
+	char p[64], exe[PATH_MAX], esc[256], line[256];
+	unsigned int uid[4];
+	const char *name;
+	bool uids = false;
+	ssize_t n;
+	size_t len;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/proc/%d/exe", pid);
+	n = readlink(p, exe, sizeof(exe) - 1);
+	if (n < 0) {
+		if (errno == ENOENT || errno == ESRCH)
+			fprintf(stderr, "viacamctl: viacamd is not running (pid %d in %s is gone)\n",
+				pid, arg_state);
+		else
+			fprintf(stderr, "viacamctl: cannot check pid %d in %s: %s: %s%s\n", pid,
+				arg_state, p, strerror(errno), errno == EACCES ? " (need root)" : "");
+		return false;
+	}
+	exe[n] = 0;
+	len = strlen(exe);
+	if (len > 10 && !strcmp(exe + len - 10, " (deleted)"))
+		exe[len - 10] = 0;
+	name = strrchr(exe, '/');
+	name = name ? name + 1 : exe;
+	if (strcmp(name, "viacamd")) {
+		fprintf(stderr, "viacamctl: pid %d in %s is not viacamd (its program is '%s'); not signalling it\n",
+			pid, arg_state, vc_escape(esc, sizeof(esc), exe, strlen(exe)));
+		return false;
+	}
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	f = fopen(p, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u %u %u", &uid[0], &uid[1], &uid[2], &uid[3]) == 4)
+			uids = true;
+	if (f)
+		fclose(f);
+	if (!uids) {
+		fprintf(stderr, "viacamctl: cannot check pid %d in %s: %s has no Uid line\n", pid,
+			arg_state, p);
+		return false;
+	}
+	for (int i = 0; i < 4; i++) {
+		if (uid[i] && uid[i] != getuid()) {
+			fprintf(stderr, "viacamctl: pid %d in %s is not root's viacamd: it runs as uid %u; not signalling it\n",
+				pid, arg_state, uid[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Signals go through a pidfd where the kernel has them (5.3): opened before the checks, it
+ * names the process they checked, or one that is gone (the signal fails) - never a process
+ * that got the pid meanwhile.
+ */
+static int pidfd_open_(int pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static int signal_pid(int pidfd, int pid, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+	if (pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#endif
+	return kill(pid, sig);
+}
+
+/* Waits 50 ms; false if the process ended (the pidfd is readable then). */
+static bool still_runs(int pidfd, int pid)
+{
+	struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+
+	if (pidfd >= 0)
+		return poll(&pf, 1, 50) <= 0;
+	usleep(50000);
+	return !(kill(pid, 0) < 0 && errno == ESRCH);
+}
+
 static int cmd_reload(const struct request *rq)
 {
-	char path[64], comm[64] = "", why[512];
 	unsigned long applied = 0, rejected = 0, a, r;
-	int pid = state_pid();
-	FILE *f;
+	int pid = state_pid(), pidfd, rc = 1;
+	char why[512];
 
 	if (pid == -2)
 		return 1;
@@ -487,56 +585,62 @@ static int cmd_reload(const struct request *rq)
 		fprintf(stderr, "viacamctl: viacamd is not running (no pid in %s)\n", arg_state);
 		return 1;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (f) {
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = 0;
-		fclose(f);
-	}
-	if (strncmp(comm, "viacamd", 7) != 0) {
+	pidfd = pidfd_open_(pid);
+	if (pidfd < 0 && errno == ESRCH) {
 		fprintf(stderr, "viacamctl: viacamd is not running (pid %d in %s is gone)\n", pid,
 			arg_state);
 		return 1;
 	}
+	if (!is_viacamd(pid))
+		goto out;
 	if (rq->wait && !state_reloads(&applied, &rejected, NULL, 0)) {
 		fprintf(stderr, "viacamctl: %s has no reload count (a viacamd older than this viacamctl?)\n",
 			arg_state);
-		return 1;
+		goto out;
 	}
-	if (kill(pid, SIGHUP) < 0) {
-		fprintf(stderr, "viacamctl: viacamd (pid %d): %s%s\n", pid, strerror(errno),
-			errno == EPERM ? " (need root)" : "");
-		return 1;
+	if (signal_pid(pidfd, pid, SIGHUP) < 0) {
+		if (errno == ESRCH)
+			fprintf(stderr, "viacamctl: viacamd is not running (pid %d in %s is gone)\n",
+				pid, arg_state);
+		else
+			fprintf(stderr, "viacamctl: viacamd (pid %d): %s%s\n", pid, strerror(errno),
+				errno == EPERM ? " (need root)" : "");
+		goto out;
 	}
 	if (!rq->wait) {
 		printf("viacamd (pid %d) reloads its configuration; its log says what changed\n", pid);
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	/*
 	 * The first reload to end after the signal answers (viacamd also reloads when the file is
 	 * saved: that one read the same file, or an older one if the editor is still writing).
 	 */
 	for (unsigned int i = 0; i < rq->wait_s * 20; i++) {
-		usleep(50000);
+		bool runs = still_runs(pidfd, pid);
+
 		if (!state_reloads(&a, &r, why, sizeof(why)) || (a == applied && r == rejected)) {
-			if (kill(pid, 0) < 0 && errno == ESRCH) {
+			if (!runs) {
 				fprintf(stderr, "viacamctl: viacamd (pid %d) ended before it reloaded\n", pid);
-				return 1;
+				goto out;
 			}
 			continue;
 		}
 		if (r != rejected) {
 			fprintf(stderr, "viacamctl: viacamd rejected its configuration and keeps the running one: %s\n",
 				why[0] ? why : "(no reason given; see its log)");
-			return 1;
+			goto out;
 		}
 		printf("viacamd (pid %d) applied its configuration; its log says what changed\n", pid);
-		return 0;
+		rc = 0;
+		goto out;
 	}
 	fprintf(stderr, "viacamctl: viacamd (pid %d) did not finish reloading within %u s\n", pid,
 		rq->wait_s);
-	return 1;
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -91,6 +92,58 @@ int vc_state_dir_open(const char *state_path, char *base, size_t len, char *why,
 	} else {
 		return fd;
 	}
+	close(fd);
+	return r;
+}
+
+int vc_daemon_lock(const char *state_path, pid_t *holder, char *why, size_t wlen)
+{
+	char base[NAME_MAX + 1], name[NAME_MAX + 8], buf[32];
+	struct stat st;
+	int dfd, fd, r;
+	ssize_t n;
+
+	*holder = 0;
+	dfd = vc_state_dir_open(state_path, base, sizeof(base), why, wlen);
+	if (dfd < 0)
+		return dfd;
+	snprintf(name, sizeof(name), "%s.lock", base);
+	/* O_NONBLOCK: a FIFO planted there must not block; it is refused right after. */
+	fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+		    0644);
+	r = fd < 0 ? -errno : 0;
+	close(dfd);
+	if (r < 0) {
+		snprintf(why, wlen, "'%s.lock': %s", state_path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(why, wlen, "'%s.lock': %s", state_path, strerror(-r));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		snprintf(why, wlen, "'%s.lock' is %s, not a regular file", state_path,
+			 file_kind(st.st_mode));
+		goto fail;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = 0;
+		if (r == -EBUSY)
+			*holder = (pid_t)atoi(buf);
+		snprintf(why, wlen, "'%s.lock': %s", state_path, strerror(-r));
+		goto fail;
+	}
+	/* Who holds it, for the message of the next one that tries. */
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+		vc_warn("cannot write the pid into '%s.lock', ignoring: %s", state_path,
+			strerror(errno));
+	return fd;
+fail:
 	close(fd);
 	return r;
 }

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
 #include "config.h"
@@ -62,6 +63,14 @@ struct vc_daemon {
  * the reason in @why otherwise. The state file and the lock live there.
  */
 int vc_state_dir_open(const char *state_path, char *base, size_t len, char *why, size_t wlen);
+
+/*
+ * One viacamd per state file: an exclusive flock() on STATE.lock, next to the state file (in
+ * a directory vc_state_dir_open() accepts), which holds the pid of its holder. Returns the
+ * lock's descriptor (O_CLOEXEC; keep it open), -EBUSY with the holder's pid in @holder when
+ * another viacamd has it, another negative errno otherwise; the reason in @why.
+ */
+int vc_daemon_lock(const char *state_path, pid_t *holder, char *why, size_t wlen);
 
 /* Writes every message of @m to stderr (and says how many were left out). */
 void vc_daemon_log_msgs(const struct vc_msgs *m);

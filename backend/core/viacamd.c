@@ -322,9 +322,10 @@ int main(int argc, char **argv)
 	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
 	struct vc_msgs msgs = { 0 };
 	struct vc_conf *conf;
-	char summary[4096];
+	char summary[4096], why[PATH_MAX + 128];
+	int r, lock_fd;
+	pid_t holder;
 	sigset_t mask;
-	int r;
 
 	vc_log_journal = stderr_is_journal();
 	r = parse_argv(argc, argv);
@@ -334,6 +335,19 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	if (arg_check)
 		return check_only(&d);
+
+	/* One viacamd per state file: a second one adopted the first one's cameras. */
+	lock_fd = vc_daemon_lock(d.d.state_path, &holder, why, sizeof(why));
+	if (lock_fd == -EBUSY) {
+		vc_logp(LOG_ERR, "another viacamd (pid %d) runs with the state file '%s'; not starting",
+			(int)holder, d.d.state_path);
+		return EXIT_FAILURE;
+	}
+	if (lock_fd < 0) {
+		vc_logp(LOG_ERR, "cannot take the lock next to the state file '%s': %s; not starting",
+			d.d.state_path, why);
+		return EXIT_FAILURE;
+	}
 
 	d.d.ctl_fd = open(arg_control, O_RDWR | O_CLOEXEC);
 	if (d.d.ctl_fd < 0) {
@@ -403,5 +417,6 @@ int main(int argc, char **argv)
 	sd_event_unref(d.d.event);
 	close(d.d.ctl_fd);
 	vc_log("stopped");
+	close(lock_fd);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -99,6 +99,35 @@ kill -0 "$fake" 2>/dev/null && echo "ok: ...and nothing was signalled" || { echo
 printf 'pid %d\nreloads 0 0\n' "$fake" >"$work/state-new"
 expect "reload --wait, viacamd ends instead" 1 "viacamd \\(pid $fake\\) ended before it reloaded" --state "$work/state-new" reload --wait --timeout 5
 wait "$fake" 2>/dev/null
+# Only viacamd is signalled: a program named exactly viacamd (/proc/PID/exe), run by root (or
+# by the caller, who could signal it anyway). A forged state file made root's viacamctl signal
+# a nobody-owned viacamd-impostor: any name starting with "viacamd" passed.
+cp "$(command -v sleep)" "$work/viacamd-impostor"
+"$work/viacamd-impostor" 60 &
+fake=$!
+printf 'pid %d\nreloads 0 0\n' "$fake" >"$work/state-impostor"
+expect "reload refuses viacamd-impostor" 1 "pid $fake .*is not viacamd.*viacamd-impostor" --state "$work/state-impostor" reload
+kill -0 "$fake" 2>/dev/null && echo "ok: ...and it was not signalled" || { echo "NOT OK: viacamd-impostor was signalled"; ok=0; }
+kill "$fake"; wait "$fake" 2>/dev/null
+printf 'pid 1\nreloads 0 0\n' >"$work/state-init"
+# (where root may not read /proc/1/exe, as in some containers, that refuses too)
+expect "reload refuses pid 1" 1 "pid 1 in [^ ]*( is not viacamd|: /proc/1/exe: )" --state "$work/state-init" reload
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	# Named viacamd, run by nobody: root's viacamctl does not signal it.
+	pub=$(mktemp -d)
+	chmod 755 "$pub"
+	cp "$(command -v sleep)" "$pub/viacamd"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$pub/viacamd" 60 &
+	fake=$!
+	sleep 0.2
+	printf 'pid %d\nreloads 0 0\n' "$fake" >"$work/state-nobody"
+	expect "reload refuses a viacamd run by nobody" 1 "pid $fake .*runs as uid 65534" --state "$work/state-nobody" reload
+	kill -0 "$fake" 2>/dev/null && echo "ok: ...and it was not signalled" || { echo "NOT OK: nobody's viacamd was signalled"; ok=0; }
+	kill "$fake"; wait "$fake" 2>/dev/null
+	rm -rf "$pub"
+else
+	echo "ok: (skipped: a viacamd run by nobody needs root and setpriv)"
+fi
 
 # Help and version: on stdout, exit 0, nothing opened.
 # out NAME PATTERN ARGS...: viacamctl ARGS exits 0 and its stdout matches PATTERN.

@@ -5,7 +5,9 @@
 #    ends, text after a section header) and for an empty file;
 #  - a -c path longer than PATH_MAX is an error, never cut to another, existing file;
 #  - -c is resolved on every reload: after its symlink is repointed, a reload reads the new
-#    target, and saving the target (in another directory) reloads too.
+#    target, and saving the target (in another directory) reloads too;
+#  - one viacamd per state file: a second one refuses to start, saying which pid runs; and
+#    none starts with its state file in a directory others can write.
 # Runs build/host/viacamd and viacamctl (make host). Needs no root for these checks.
 # expected-seconds: 15
 set -u
@@ -95,6 +97,29 @@ else
 	else
 		bad "saving the symlink's target did not reload: $(tail -n 3 "$work/daemon.log")"
 	fi
+fi
+
+# --- One viacamd per state file (the first one still runs).
+if kill -0 "${pids[0]}" 2>/dev/null; then
+	timeout 10 "$bin" --control /dev/null --state "$state" -c "$work/link.conf" >"$work/second.log" 2>&1
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q "another viacamd (pid ${pids[0]}) runs with the state file '$state'" "$work/second.log"; then
+		good "a second viacamd refuses to start: $(head -n 1 "$work/second.log")"
+	else
+		bad "a second viacamd: exit $rc (124: it ran), $(head -c 300 "$work/second.log")"
+	fi
+	kill -0 "${pids[0]}" 2>/dev/null || bad "...and the first one is gone"
+else
+	bad "the first viacamd is gone: $(tail -n 3 "$work/daemon.log")"
+fi
+mkdir -p "$work/pub"
+chmod 1777 "$work/pub"
+timeout 10 "$bin" --control /dev/null --state "$work/pub/cameras" -c "$work/a/v.conf" >"$work/pub.log" 2>&1
+rc=$?
+if [ "$rc" = 1 ] && grep -q "writable by others" "$work/pub.log" && [ ! -e "$work/pub/cameras" ]; then
+	good "no start with the state file in a directory others can write: $(head -n 1 "$work/pub.log")"
+else
+	bad "a state file in a directory others can write: exit $rc, $(head -c 300 "$work/pub.log")"
 fi
 
 [ "$ok" = 1 ]

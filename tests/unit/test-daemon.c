@@ -720,6 +720,53 @@ static void test_state_file_written_safely(void **state)
 	unlink(path);
 }
 
+/*
+ * One viacamd per state file: a second one adopted the first one's cameras. The lock is an
+ * flock() on STATE.lock next to the state file, with the holder's pid in it.
+ */
+static void test_single_instance_lock(void **state)
+{
+	char state_path[64], lock[80], why[256], text[64], want[32], dir[64];
+	struct vc_daemon d;
+	pid_t holder = 0;
+	int a, b;
+
+	(void)state;
+	write_config("; no cameras\n");
+	daemon_init(&d, state_path);
+	snprintf(lock, sizeof(lock), "%s.lock", state_path);
+	snprintf(dir, sizeof(dir), "%s", state_path);
+	*strrchr(dir, '/') = 0;
+
+	a = vc_daemon_lock(state_path, &holder, why, sizeof(why));
+	assert_true(a >= 0);
+	assert_true(fcntl(a, F_GETFD) & FD_CLOEXEC);
+	read_text(lock, text, sizeof(text));
+	snprintf(want, sizeof(want), "%d\n", (int)getpid());
+	assert_string_equal(text, want);
+	/* a second open file description does not get it (flock), and learns who has it */
+	assert_int_equal(vc_daemon_lock(state_path, &holder, why, sizeof(why)), -EBUSY);
+	assert_int_equal(holder, getpid());
+	close(a);
+	b = vc_daemon_lock(state_path, &holder, why, sizeof(why));
+	assert_true(b >= 0);
+	close(b);
+
+	/* a lock file that is a symlink is not followed */
+	unlink(lock);
+	assert_int_equal(symlink("/nonexistent", lock), 0);
+	assert_true(vc_daemon_lock(state_path, &holder, why, sizeof(why)) < 0);
+	assert_non_null(strstr(why, ".lock'"));
+	unlink(lock);
+	/* nor is one made in a directory others can write */
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_int_equal(vc_daemon_lock(state_path, &holder, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "writable by others"));
+	assert_int_equal(chmod(dir, 0700), 0);
+	daemon_fini(&d);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -733,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_optional_camera_absent),
 		cmocka_unit_test(test_reload_never_applies_half_a_file),
 		cmocka_unit_test(test_state_file_written_safely),
+		cmocka_unit_test(test_single_instance_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
