@@ -92,6 +92,20 @@ elif ! grep -qx 'ExecStart=/usr/sbin/viacamd -c /etc/viacam/viacam.conf' "$unit"
 else
 	good "the unit starts /usr/sbin/viacamd -c /etc/viacam/viacam.conf"
 fi
+# A bad config at boot: without RestartSec (100 ms) the unit hit the start limit (5 starts in
+# 10 s) within half a second and stayed failed. With RestartSec x StartLimitBurst at least
+# StartLimitIntervalSec it keeps trying, and starts within RestartSec once the file is fixed.
+restart=$(sed -n 's/^RestartSec=//p' "$unit")
+restart_us=$(systemd-analyze timespan "${restart:-100ms}" 2>/dev/null | sed -n 's/^ *μs: *//p')
+burst=$(sed -n 's/^StartLimitBurst=//p' "$unit")
+interval=$(sed -n 's/^StartLimitIntervalSec=//p' "$unit")
+interval_us=$(systemd-analyze timespan "${interval:-10s}" 2>/dev/null | sed -n 's/^ *μs: *//p')
+if [ -n "$restart_us" ] && [ -n "$interval_us" ] &&
+	[ $((restart_us * ${burst:-5})) -ge "$interval_us" ]; then
+	good "a failing start is tried again every ${restart:-?} (${burst:-5} starts per ${interval:-10s}: no start limit)"
+else
+	bad "RestartSec=${restart:-(none, 100ms)}: a bad config hits the start limit (${burst:-5} starts per ${interval:-10s}) in $((${restart_us:-100000} * ${burst:-5} / 1000)) ms"
+fi
 # systemd checks that ExecStart and ExecReload exist: point them at the DESTDIR copies; man:
 # pages from DESTDIR.
 mkdir -p "$work/unit"
