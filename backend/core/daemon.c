@@ -630,8 +630,10 @@ static int reload_try(struct vc_daemon *d)
 			return -EINPROGRESS;
 		}
 		if (r >= 0)
-			vc_msgs_add(&msgs, "%s: cannot read: it kept changing (%u reads, the last one %s); not applied",
-				    d->config_path, d->settle_tries, how);
+			vc_msgs_add(&msgs, "%s: cannot read: it kept changing for %llu s (%u reads; the last change %s); not applied",
+				    d->config_path,
+				    (unsigned long long)(now_us(CLOCK_MONOTONIC) - d->stamp_at) / 1000000 + 1,
+				    d->settle_tries, how);
 		else
 			vc_msgs_add(&msgs, "%s: cannot read: it is being written, and waiting failed: %s",
 				    d->config_path, strerror(-r));

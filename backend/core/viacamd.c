@@ -188,7 +188,7 @@ static void watch_target(struct daemon *d)
 		return;		/* the same directory: the first watch sees it */
 	r = sd_event_add_inotify(d->d.event, &d->target_watch, dir, WATCH_MASK, on_inotify, d);
 	if (r < 0)
-		vc_warn("cannot watch '%s' (where %s points), ignoring: %s (saving it needs a SIGHUP)",
+		vc_warn("cannot watch '%s' (where '%s' points), ignoring: %s (saving it needs a SIGHUP)",
 			dir, d->d.config_path, strerror(-r));
 }
 
@@ -248,8 +248,9 @@ static int absolute_path(const char *path, const char *what, char *ret, size_t s
 	if (path[0] == '/') {
 		n = snprintf(ret, size, "%s", path);
 	} else if (!getcwd(cwd, sizeof(cwd))) {
-		vc_logp(LOG_ERR, "%s: cannot make '%s' absolute: %s", what, path, strerror(errno));
-		return -errno;
+		n = -errno;
+		vc_logp(LOG_ERR, "%s: cannot make '%s' absolute: %s", what, path, strerror(-n));
+		return n;
 	} else {
 		n = snprintf(ret, size, "%s/%s", cwd, path);
 	}
