@@ -23,9 +23,13 @@
  * next tick of a timer.
  * produce() takes the newest sample without blocking.
  *
+ * Each run (a start, a restart after a failure or at the end of the stream) plays a pipeline
+ * made anew from the description: gst_parse_launch links a pad that appears later (decodebin,
+ * rtspsrc) only once, so a pipeline taken to NULL and played again would stay unlinked.
+ *
  * Failures: an error or end-of-stream on the pipeline's bus is reported once (frame->note)
- * with GStreamer's message; the pipeline is set to NULL and restarted after 0.5 s, 1 s, 2 s,
- * ... up to 8 s (the timerfd) while the bridge repeats the last frame. The first frame after a
+ * with GStreamer's message; the pipeline is set to NULL and a new one started after 0.5 s,
+ * 1 s, 2 s, ... up to 8 s (the timerfd) while the bridge repeats the last frame. The first frame after a
  * reported failure is reported as a recovery and resets the delay. End-of-stream restarts the
  * description from the beginning (a file loops); it is reported only the first time.
  *
@@ -36,8 +40,9 @@
  *
  * Threads: GStreamer's streaming threads touch only the eventfd (write) and the appsink's own
  * queue. The instance's worker thread makes every state change (elements may wait in one, up
- * to 30 s for pipewiresrc) and owns pw_fd; it uses the pipeline and the bus, which GStreamer
- * locks. Every other field is the event-loop thread's. release() joins the worker.
+ * to 30 s for pipewiresrc) and owns pw_fd; it gets each pipeline (with a reference of its own)
+ * in the command that plays or stops it, and drops it once it is NULL. Every field but pw_fd
+ * is the event-loop thread's, which makes the pipelines. release() hands @b to the worker.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -95,10 +100,13 @@ struct gst_backend {
 	char *remote;		/* pipewire: the PipeWire socket to connect to (NULL: the default) */
 	GstElement *pwsrc;	/* pipewire with a remote: "vc_pw" */
 	int pw_fd;		/* pipewire with a remote: our connection while not NULL (worker's) */
-	GstElement *pipe;
+	GstElement *pipe;	/* the current run's (or the next one's) */
 	GstElement *filter;	/* "vc_caps" */
 	GstElement *sink;	/* "vc_sink" */
 	GstBus *bus;
+	int bus_fd;		/* the bus's poll fd, in epfd */
+	bool used;		/* @pipe has left NULL once: the next run needs a new one */
+	GstCaps *caps;		/* the mode's caps for vc_caps, from start() */
 	struct vc_modes modes;
 	struct vc_mode mode;
 	bool started;
@@ -225,8 +233,7 @@ static void probe(struct gst_backend *b, uint32_t sizes[][2], size_t *nsizes,
 	if (conv)
 		gst_object_unref(conv);
 	gst_element_set_state(b->pipe, GST_STATE_NULL);
-	gst_bus_set_flushing(b->bus, TRUE);	/* drop what READY posted */
-	gst_bus_set_flushing(b->bus, FALSE);
+	b->used = true;
 }
 
 static gpointer worker(gpointer data);
@@ -251,6 +258,21 @@ static int make_fds(struct gst_backend *b)
 	return 0;
 }
 
+/* Drops the loop thread's references to the current pipeline (the worker keeps its own). */
+static void drop_pipeline(struct gst_backend *b)
+{
+	if (b->bus_fd >= 0)
+		epoll_ctl(b->epfd, EPOLL_CTL_DEL, b->bus_fd, NULL);
+	b->bus_fd = -1;
+	g_clear_object(&b->bus);
+	g_clear_object(&b->filter);
+	g_clear_object(&b->sink);
+	g_clear_object(&b->pwsrc);
+	g_clear_object(&b->pipe);
+	b->used = false;
+}
+
+/* Makes the pipeline from the description; the current one, if any, is dropped first. */
 static int build(struct gst_backend *b, struct vc_error *err)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -258,6 +280,8 @@ static int build(struct gst_backend *b, struct vc_error *err)
 	GPollFD pfd;
 	GstAppSinkCallbacks cb = { .new_sample = on_new_sample };
 	char *full;
+
+	drop_pipeline(b);
 
 	full = g_strdup_printf("%s ! videoconvert name=vc_convert ! videoscale ! videorate ! "
 			       "capsfilter name=vc_caps ! appsink name=vc_sink", b->desc);
@@ -290,6 +314,11 @@ static int build(struct gst_backend *b, struct vc_error *err)
 	if (epoll_ctl(b->epfd, EPOLL_CTL_ADD, pfd.fd, &ev) < 0)
 		return vc_err(err, b->line, -errno, "cannot watch the pipeline's bus: %s",
 			      strerror(errno));
+	b->bus_fd = pfd.fd;
+	if (b->remote)
+		b->pwsrc = gst_bin_get_by_name(GST_BIN(b->pipe), "vc_pw");
+	if (b->caps)
+		g_object_set(b->filter, "caps", b->caps, NULL);
 	return 0;
 }
 
@@ -328,7 +357,7 @@ int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return vc_err(err, line, -ENOMEM, "out of memory");
-	b->efd = b->tfd = b->epfd = b->pw_fd = -1;
+	b->efd = b->tfd = b->epfd = b->pw_fd = b->bus_fd = -1;
 	b->line = line;
 	b->ops = ops;
 	b->desc = strdup(desc);
@@ -346,8 +375,6 @@ int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int
 	r = build(b, err);
 	if (r < 0)
 		goto fail;
-	if (b->remote)
-		b->pwsrc = gst_bin_get_by_name(GST_BIN(b->pipe), "vc_pw");
 	b->cmds = g_async_queue_new();
 	b->worker = g_thread_try_new("viacamd-gst", worker, b, &gerr);
 	if (!b->worker) {
@@ -446,13 +473,36 @@ static void drain(int fd)
  */
 enum { CMD_PLAY = 1, CMD_NULL, CMD_QUIT };
 
-static void request(struct gst_backend *b, int cmd)
+struct cmd {
+	int op;
+	GstElement *pipe;	/* a reference of the worker's (NULL for CMD_QUIT) */
+	GstElement *pwsrc;	/* pipewire with a remote: the pipeline's "vc_pw" */
+};
+
+/* Sends @op for the current pipeline (its elements referenced for the worker). */
+static void request(struct gst_backend *b, int op)
 {
-	g_async_queue_push(b->cmds, GINT_TO_POINTER(cmd));
+	struct cmd *c = g_new0(struct cmd, 1);
+
+	c->op = op;
+	if (op != CMD_QUIT && b->pipe) {
+		c->pipe = gst_object_ref(b->pipe);
+		c->pwsrc = b->pwsrc ? gst_object_ref(b->pwsrc) : NULL;
+	}
+	g_async_queue_push(b->cmds, c);
 }
 
-/* An error of our own on the bus, handled like the elements' (check_bus). */
-static void post_error(struct gst_backend *b, const char *fmt, ...)
+static void cmd_free(struct cmd *c)
+{
+	if (c->pipe)
+		gst_object_unref(c->pipe);
+	if (c->pwsrc)
+		gst_object_unref(c->pwsrc);
+	g_free(c);
+}
+
+/* An error of our own on @pipe's bus, handled like the elements' (check_bus). */
+static void post_error(GstElement *pipe, const char *fmt, ...)
 {
 	GError *gerr;
 	va_list ap;
@@ -462,7 +512,7 @@ static void post_error(struct gst_backend *b, const char *fmt, ...)
 	text = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	gerr = g_error_new_literal(GST_CORE_ERROR, GST_CORE_ERROR_STATE_CHANGE, text);
-	gst_element_post_message(b->pipe, gst_message_new_error(GST_OBJECT(b->pipe), gerr, NULL));
+	gst_element_post_message(pipe, gst_message_new_error(GST_OBJECT(pipe), gerr, NULL));
 	g_error_free(gerr);
 	g_free(text);
 }
@@ -471,41 +521,39 @@ static void post_error(struct gst_backend *b, const char *fmt, ...)
  * pipewire with a remote: a connection to that socket for pipewiresrc's "fd". A new one for
  * each start (one PipeWire client per run); it stays open until the pipeline is NULL again.
  */
-static bool connect_remote(struct gst_backend *b)
+static bool connect_remote(struct gst_backend *b, struct cmd *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", b->remote);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		post_error(b, "cannot reach PipeWire at %s: %s", b->remote, strerror(errno));
+		post_error(c->pipe, "cannot reach PipeWire at %s: %s", b->remote, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return false;
 	}
 	b->pw_fd = fd;
-	g_object_set(b->pwsrc, "fd", fd, NULL);
+	g_object_set(c->pwsrc, "fd", fd, NULL);
 	return true;
 }
 
-static void worker_null(struct gst_backend *b)
+static void worker_null(struct gst_backend *b, struct cmd *c)
 {
-	gst_element_set_state(b->pipe, GST_STATE_NULL);
+	if (c->pipe)
+		gst_element_set_state(c->pipe, GST_STATE_NULL);
 	if (b->pw_fd >= 0)
 		close(b->pw_fd);
 	b->pw_fd = -1;
-	/* What the stopped run still posted is of no interest to the next one. */
-	gst_bus_set_flushing(b->bus, TRUE);
-	gst_bus_set_flushing(b->bus, FALSE);
 }
 
-static void worker_play(struct gst_backend *b)
+static void worker_play(struct gst_backend *b, struct cmd *c)
 {
-	if (b->remote && !connect_remote(b))
+	if (c->pwsrc && !connect_remote(b, c))
 		return;
 	/* An element that refuses posts its error first; ours says so when none did. */
-	if (gst_element_set_state(b->pipe, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
-		post_error(b, "the pipeline does not start");
+	if (gst_element_set_state(c->pipe, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
+		post_error(c->pipe, "the pipeline does not start");
 }
 
 static gpointer worker(gpointer data)
@@ -513,19 +561,39 @@ static gpointer worker(gpointer data)
 	struct gst_backend *b = data;
 
 	for (;;) {
-		int cmd = GPOINTER_TO_INT(g_async_queue_pop(b->cmds));
+		struct cmd *c = g_async_queue_pop(b->cmds);
+		int op = c->op;
 
-		if (cmd == CMD_PLAY) {
-			worker_play(b);
-			continue;
-		}
-		worker_null(b);
-		if (cmd == CMD_QUIT) {
+		if (op == CMD_PLAY)
+			worker_play(b, c);
+		else
+			worker_null(b, c);
+		cmd_free(c);
+		if (op == CMD_QUIT) {
 			b->worker = NULL;
 			free_instance(b);
 			return NULL;
 		}
 	}
+}
+
+/*
+ * Plays a run: a new pipeline when the current one has run before (its delayed links are
+ * spent). A description that parsed once parses again; if it does not (a plugin removed
+ * meanwhile), the run fails like a source would: reported, retried with backoff.
+ */
+static int play(struct gst_backend *b, struct vc_error *err)
+{
+	if (b->used) {
+		int r = build(b, err);
+
+		if (r < 0)
+			return r;
+	}
+	b->used = true;
+	request(b, CMD_PLAY);
+	b->running = true;
+	return 0;
 }
 
 /*
@@ -552,6 +620,7 @@ int vc_gst_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
 	struct gst_backend *b = priv;
 	GstVideoFormat f = gst_format(mode->pixelformat);
 	GstCaps *caps;
+	int r;
 
 	if (f == GST_VIDEO_FORMAT_UNKNOWN)
 		return vc_err(err, b->line, -EINVAL, "format not made by the gst backend");
@@ -561,8 +630,9 @@ int vc_gst_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
 				   "framerate", GST_TYPE_FRACTION, (int)mode->interval_den,
 				   (int)mode->interval_num, "pixel-aspect-ratio", GST_TYPE_FRACTION,
 				   1, 1, NULL);
-	g_object_set(b->filter, "caps", caps, NULL);
-	gst_caps_unref(caps);
+	gst_caps_take(&b->caps, caps);
+	if (b->filter)
+		g_object_set(b->filter, "caps", caps, NULL);
 	b->mode = *mode;
 	b->started = true;
 	b->backoff_ms = BACKOFF_FIRST_MS;
@@ -570,9 +640,10 @@ int vc_gst_start(void *priv, const struct vc_mode *mode, struct vc_error *err)
 	drain(b->efd);
 	/* A source that cannot start (a camera not plugged in yet) is reported by check_bus()
 	 * and tried again with backoff; the stream starts anyway and the bridge repeats. */
-	request(b, CMD_PLAY);
-	b->running = true;
-	return 0;
+	r = play(b, err);
+	if (r < 0)
+		b->started = false;
+	return r;
 }
 
 void vc_gst_stop(void *priv)
@@ -714,8 +785,17 @@ int vc_gst_produce(void *priv, struct vc_frame *fr)
 	check_bus(b, fr);
 	if (!b->running) {
 		if (read(b->tfd, &v, sizeof(v)) == sizeof(v)) {	/* the delay is over */
-			request(b, CMD_PLAY);
-			b->running = true;
+			struct vc_error err = { 0 };
+
+			if (play(b, &err) < 0) {
+				arm_restart(b);
+				if (!b->failure_reported) {
+					snprintf(fr->note, sizeof(fr->note),
+						 "%s: the pipeline cannot be made again: %.160s; retrying with backoff",
+						 b->ops->name, err.msg);
+					b->failure_reported = true;
+				}
+			}
 		}
 		return -EAGAIN;
 	}
@@ -752,17 +832,10 @@ static void free_instance(struct gst_backend *b)
 		g_async_queue_unref(b->cmds);
 	if (b->pw_fd >= 0)
 		close(b->pw_fd);
-	if (b->pipe)
-		gst_object_unref(b->pipe);
-	if (b->pwsrc)
-		gst_object_unref(b->pwsrc);
+	drop_pipeline(b);
+	if (b->caps)
+		gst_caps_unref(b->caps);
 	free(b->remote);
-	if (b->filter)
-		gst_object_unref(b->filter);
-	if (b->sink)
-		gst_object_unref(b->sink);
-	if (b->bus)
-		gst_object_unref(b->bus);
 	if (b->info_caps)
 		gst_caps_unref(b->info_caps);
 	if (b->efd >= 0)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <gst/gst.h>
 #include <linux/videodev2.h>
 
 #include "../../backend/backend.h"
@@ -319,6 +320,72 @@ static void test_eos_restarts(void **state)
 	vc_backend_gst.release(priv);
 }
 
+/* Writes a 5-frame AVI clip of 64x48 to @path (GStreamer's own muxer). */
+static void make_clip(const char *path)
+{
+	char desc[256];
+	GstElement *p;
+	GstBus *bus;
+	GstMessage *m;
+
+	snprintf(desc, sizeof(desc),
+		 "videotestsrc num-buffers=5 ! video/x-raw,format=YUY2,width=64,height=48,framerate=30/1 ! avimux ! filesink location=%s",
+		 path);
+	p = gst_parse_launch(desc, NULL);
+	assert_non_null(p);
+	bus = gst_element_get_bus(p);
+	gst_element_set_state(p, GST_STATE_PLAYING);
+	m = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+	assert_non_null(m);
+	assert_int_equal(GST_MESSAGE_TYPE(m), GST_MESSAGE_EOS);
+	gst_message_unref(m);
+	gst_element_set_state(p, GST_STATE_NULL);
+	gst_object_unref(bus);
+	gst_object_unref(p);
+}
+
+/*
+ * A description whose source links later (decodebin's sometimes-pads): it plays again after
+ * its end of stream, and after a stop and a start. gst_parse_launch links such a pad once;
+ * a pipeline taken to NULL and played again would stay unlinked ("not-linked").
+ */
+static void test_sometimes_pads_restart(void **state)
+{
+	char path[] = "/tmp/test-gst-clip-XXXXXX";
+	char desc[256], notes[4096] = "";
+	struct vc_mode mode = { V4L2_PIX_FMT_YUYV, 64, 48, 1, 30 };
+	uint8_t buf[64 * 48 * 2];
+	struct vc_frame fr = { .data = buf, .size = sizeof(buf), .mode = &mode, .bytesperline = 128 };
+	struct vc_error err = { 0 };
+	struct conf cf;
+	void *priv;
+	int frames = 0, fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(gst_init_check(NULL, NULL, NULL));
+	make_clip(path);
+	snprintf(desc, sizeof(desc), "filesrc location=%s ! decodebin", path);
+	conf_init(&cf, desc);
+	assert_int_equal(vc_backend_gst.create(&cf.c, &priv, &err), 0);
+	assert_int_equal(vc_backend_gst.start(priv, &mode, &err), 0);
+	/* three runs of the clip: two ends of stream and restarts in between */
+	while (frames < 12 && next_frame(priv, &fr, 10000, notes, sizeof(notes)) == 0)
+		frames++;
+	print_message("notes: %s", notes);
+	assert_int_equal(frames, 12);
+	assert_null(strstr(notes, "failed"));
+	/* a new stream: the clip plays again */
+	vc_backend_gst.stop(priv);
+	assert_int_equal(vc_backend_gst.start(priv, &mode, &err), 0);
+	assert_int_equal(next_frame(priv, &fr, 10000, notes, sizeof(notes)), 0);
+	assert_null(strstr(notes, "failed"));
+	vc_backend_gst.stop(priv);
+	vc_backend_gst.release(priv);
+	unlink(path);
+}
+
 /* A source that fails: reported once with GStreamer's message, retried, recovered. */
 static void test_failure_reported_and_recovered(void **state)
 {
@@ -450,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_planar),
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_eos_restarts),
+		cmocka_unit_test(test_sometimes_pads_restart),
 		cmocka_unit_test(test_failure_reported_and_recovered),
 		cmocka_unit_test(test_pipewire_keys),
 		cmocka_unit_test(test_pipewire_unreachable),

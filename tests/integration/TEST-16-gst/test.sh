@@ -202,6 +202,8 @@ timeout 60 gst-launch-1.0 -q v4l2src device=/dev/video52 num-buffers=60 ! \
 last_real /tmp/c2.yuyv $((320 * 240 * 2))
 same /tmp/c2.yuyv.real /tmp/ref-clip $((320 * 240 * 2))
 check "...and GStreamer gets it too ($out)" test $? = 0
+check "...the clip played again after its end and for the new stream, never unlinked" \
+	not grep "camera clip: gst: the pipeline failed" "$log"
 
 # --- v4l2src of vivid, scaled to 320x240 by the pipeline
 ref vivid YUY2 320 240 v4l2src device=/dev/video30
