@@ -7,6 +7,8 @@
 # in the viacam cache, build/modroot/<kernelrelease>/lib/modules/<kernelrelease> is
 # made too: the cached modules (by symlink) plus viacam.ko in updates/, with a
 # modules.dep from depmod, so `modprobe viacam` works in the guest.
+# A kernel fetched from sid is built inside the cached sid root with sid's gcc
+# (tools/vm/kbuild-run.sh); the others on the host.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 kdir=${1:?usage: build-kmod.sh KDIR}
@@ -26,7 +28,7 @@ for f in "$src"/kmod/uapi/*.h; do
 	[ -e "$f" ] || continue
 	cmp -s "$f" "$out/uapi/$(basename "$f")" || cp "$f" "$out/uapi/"
 done
-make -s -C "$kdir" M="$out" "$@" modules
+"$src/tools/vm/kbuild-run.sh" "$kdir" make -s -C "$kdir" M="$out" "$@" modules
 echo "build-kmod: $out/viacam.ko ($kver)"
 
 # Module tree for the guest, when this is a cached kernel.

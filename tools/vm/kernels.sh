@@ -7,23 +7,28 @@
 #
 # Nothing here touches the host's /boot or /lib/modules: packages are fetched with
 # `apt-get download` and unpacked with `dpkg -x` into $VIACAM_CACHE/kernels/<kver>/root.
-# SERIES defaults to "6.1 6.12 6.12-rt 6.1-debug" (the test matrix; VIACAM_KERNELS overrides).
-# Fetched kernels are re-used: a series is looked up in the archive only when the cache holds
-# none of it, or when VIACAM_KERNEL_REFRESH=1 is set. "6.1-debug" is not fetched but built
-# from Debian's linux-source-6.1 (lockdep, KASAN, kmemleak) by build-debug-kernel.sh.
+# SERIES defaults to "6.1 6.12 6.12-rt 7.2 6.1-debug" (the test matrix; VIACAM_KERNELS
+# overrides). Fetched kernels are re-used: a series is looked up in the archive only when the
+# cache holds none of it, or when VIACAM_KERNEL_REFRESH=1 is set. "6.1-debug" is not fetched
+# but built from Debian's linux-source-6.1 (lockdep, KASAN, kmemleak) by build-debug-kernel.sh.
+# "7.2" is sid's kernel: its packages are looked up and downloaded inside the cached sid root
+# (sid-root.sh; the host's apt sources stay bookworm's), unpacked here like the others, and
+# its modules are built in that root with sid's gcc (the cache entry's "buildroot" file says
+# so; tools/vm/kbuild-run.sh reads it).
 set -euo pipefail
 
 CACHE=${VIACAM_CACHE:-$HOME/.cache/viacam}
 KCACHE=$CACHE/kernels
-DEFAULT_SERIES=${VIACAM_KERNELS:-"6.1 6.12 6.12-rt 6.1-debug"}
+DEFAULT_SERIES=${VIACAM_KERNELS:-"6.1 6.12 6.12-rt 7.2 6.1-debug"}
+here=$(cd "$(dirname "$0")" && pwd)
 
 die() { echo "kernels.sh: $*" >&2; exit 1; }
 
 # Dies unless $1 is a series this script knows.
 known_series() {
 	case "$1" in
-	6.1 | 6.12 | 6.12-rt | 6.1-debug) ;;
-	*) die "unknown kernel series '$1' (known: 6.1, 6.12, 6.12-rt, 6.1-debug)" ;;
+	6.1 | 6.12 | 6.12-rt | 7.2 | 6.1-debug) ;;
+	*) die "unknown kernel series '$1' (known: 6.1, 6.12, 6.12-rt, 7.2, 6.1-debug)" ;;
 	esac
 }
 
@@ -33,16 +38,41 @@ image_regex() {
 	6.1)  echo '^linux-image-(6\.1\.0-[0-9]+)-amd64-unsigned$' ;;
 	6.12) echo '^linux-image-(6\.12\.[0-9]+\+deb[0-9]+)-amd64-unsigned$' ;;
 	6.12-rt) echo '^linux-image-(6\.12\.[0-9]+\+deb[0-9]+)-rt-amd64-unsigned$' ;;
+	# sid splits the image (linux-binary-unsigned-*, linux-modules-*, linux-base-*); the
+	# linux-image-* package that depends on them names the release.
+	7.2) echo '^linux-image-(7\.2\.[0-9]+\+deb[0-9]+)-amd64$' ;;
 	*) known_series "$1"; die "no stock image for kernel series '$1'" ;;
 	esac
 }
 
 flavour() { case "$1" in *-rt) echo rt-amd64 ;; *) echo amd64 ;; esac; }
 
+# Where a series' packages come from and its modules are built: "host" (bookworm: the host's
+# apt and gcc-12) or "sid" (the sid root).
+buildroot() { case "$1" in 7.*) echo sid ;; *) echo host ;; esac; }
+
+# apt SERIES CMD ARG...: an apt command against the archive of a series.
+apt_for() {
+	local series=$1
+	shift
+	if [ "$(buildroot "$series")" = sid ]; then
+		"$here/sid-root.sh" run "$@"
+	else
+		"$@"
+	fi
+}
+
 # Newest ABI of a series available in the package archive.
 newest_abi() {
 	local re abi
 	re=$(image_regex "$1")
+	if [ "$(buildroot "$1")" = sid ]; then
+		# The sid root's package lists are those of the day it was made (refresh: see fetch_one).
+		abi=$(apt_for "$1" apt-cache pkgnames linux-image- | sed -nE "s/$re/\1/p" | sort -V | tail -n 1)
+		[ -n "$abi" ] || die "no linux-image for series $1 found in sid (sid-root.sh refresh?)"
+		echo "$abi"
+		return
+	fi
 	abi=$(apt-cache pkgnames linux-image- 2>/dev/null | sed -nE "s/$re/\1/p" | sort -V | tail -n 1)
 	if [ -z "$abi" ]; then
 		# The package lists may be missing on a fresh machine.
@@ -76,6 +106,10 @@ fetch_one() {
 			return
 		fi
 	fi
+	local broot
+	broot=$(buildroot "$series")
+	# A refresh follows today's sid: the root (and its package lists) is made again.
+	[ "$broot" = sid ] && [ "${VIACAM_KERNEL_REFRESH:-0}" = 1 ] && "$here/sid-root.sh" refresh >/dev/null
 	abi=$(newest_abi "$series")
 	flav=$(flavour "$series")
 	kver=$abi-$flav
@@ -89,22 +123,44 @@ fetch_one() {
 	mkdir -p "$dir/debs" "$dir/root"
 	case "$series" in *-rt) hdr_common=linux-headers-$abi-common-rt ;; *) hdr_common=linux-headers-$abi-common ;; esac
 	# The kbuild package name is whatever the headers package depends on.
-	kbuild=$(apt-cache depends "linux-headers-$kver" | sed -nE 's/.*Depends: (linux-kbuild-[^ ]+).*/\1/p' | head -n 1)
+	kbuild=$(apt_for "$series" apt-cache depends "linux-headers-$kver" | sed -nE 's/.*Depends: (linux-kbuild-[^ ]+).*/\1/p' | head -n 1)
 	[ -n "$kbuild" ] || die "cannot find the linux-kbuild package of linux-headers-$kver"
-	(cd "$dir/debs" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "linux-image-$kver-unsigned" "linux-headers-$kver" \
-		"$hdr_common" "$kbuild" >&2) || die "apt-get download failed for $kver"
+	# The image: one linux-image-*-unsigned package (bookworm), or sid's split packages (the
+	# unsigned kernel binary, the modules, the base files).
+	local image=("linux-image-$kver-unsigned")
+	if [ "$broot" = sid ]; then
+		image=("linux-binary-unsigned-$kver" "linux-modules-$kver" "linux-base-$kver")
+		apt_for "$series" apt-cache show "${image[0]}" >/dev/null 2>&1 || image[0]=linux-binary-$kver
+	fi
+	# (Inside the sid root, $dir is the same path: sid-root.sh mounts the kernel cache there.)
+	apt_for "$series" sh -c 'cd "$1" && shift && exec apt-get download -q -o APT::Sandbox::User=root "$@"' _ \
+		"$dir/debs" "${image[@]}" "linux-headers-$kver" "$hdr_common" "$kbuild" >&2 ||
+		die "apt-get download failed for $kver"
 	for deb in "$dir"/debs/*.deb; do
 		dpkg -x "$deb" "$dir/root"
 	done
-	# The flavour headers include the common ones by absolute path: point them into the cache.
+	# Merged /usr (sid): the modules are in usr/lib/modules; depmod, mkinitramfs.sh, the guest
+	# and build-kmod.sh look in lib/modules.
+	[ -d "$dir/root/lib" ] || [ ! -d "$dir/root/usr/lib/modules" ] || ln -s usr/lib "$dir/root/lib"
+	# The flavour headers name themselves (KBUILD_OUTPUT, sid) and include the common ones by
+	# absolute path: point them into the cache.
 	local hdr=$dir/root/usr/src/linux-headers-$kver
 	[ -d "$hdr" ] || die "headers missing after unpacking $kver"
-	sed -i "s|/usr/src/$hdr_common|$dir/root/usr/src/$hdr_common|g" "$hdr/Makefile"
+	sed -i "s|/usr/src/linux-headers-$abi-|$dir/root/usr/src/linux-headers-$abi-|g" "$hdr/Makefile"
 	[ -e "$hdr/scripts/basic/fixdep" ] || die "kbuild scripts missing in $hdr (broken 'scripts' link?)"
+	# sid's kernel binary is lib/modules/KVER/vmlinuz(.unsigned) (its postinst would copy it
+	# to /boot); run.sh boots boot/vmlinuz-KVER.
+	local img
+	for img in vmlinuz vmlinuz.unsigned; do
+		[ ! -e "$dir/root/boot/vmlinuz-$kver" ] && [ -f "$dir/root/lib/modules/$kver/$img" ] &&
+			mkdir -p "$dir/root/boot" && ln -s "../lib/modules/$kver/$img" "$dir/root/boot/vmlinuz-$kver"
+	done
+	[ -f "$dir/root/boot/vmlinuz-$kver" ] || die "no kernel image (boot/vmlinuz-$kver) in the packages of $kver"
 	# The unpacked tree has no modules.dep; the guest's modprobe needs one.
 	/sbin/depmod -b "$dir/root" "$kver" || die "depmod failed for $kver"
 	echo "$series" >"$dir/series"
 	echo "$kver" >"$dir/kver"
+	echo "$broot" >"$dir/buildroot"
 	rm -rf "$dir/debs"
 	touch "$dir/.complete"
 	echo "kernel $series: ready ($kver)" >&2
