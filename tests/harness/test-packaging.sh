@@ -7,8 +7,8 @@
 #    header), viacam-dkms (the module's source with a dkms.conf whose version is the
 #    package's and version.h's, a postinst that runs dkms, a dependency on dkms);
 #  - `dkms build` of the packaged source succeeds against every cached kernel's headers
-#    (private dkms and source trees: nothing of the host's is touched), and each module's
-#    vermagic names its kernel.
+#    (private dkms and source trees: nothing of the host's is touched; sid's 7.2 in the sid
+#    root, with sid's dkms and gcc), and each module's vermagic names its kernel.
 # expected-seconds: 45 (the runner's guess on a fresh machine: long jobs start first)
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -80,7 +80,9 @@ while read -r series kver _; do
 	kdir=$("$src/tools/vm/kernels.sh" kdir "$series" 2>/dev/null)
 	[ -n "$kdir" ] || { bad "$series: no build directory"; continue; }
 	n=$((n + 1))
-	if dkms build --dkmstree "$work/dkms-tree" --sourcetree "$work/dkms-src/usr/src" \
+	# (kbuild-run.sh: a sid kernel's build runs in the sid root, with sid's dkms and gcc.)
+	if "$src/tools/vm/kbuild-run.sh" "$kdir" --bind "$work" \
+		dkms build --dkmstree "$work/dkms-tree" --sourcetree "$work/dkms-src/usr/src" \
 		-m viacam -v "$ver" -k "$kver" --kernelsourcedir "$kdir" >"$work/dkms-$series.log" 2>&1; then
 		ko=$(find "$work/dkms-tree/viacam/$ver/$kver" -name 'viacam.ko*' | head -n1)
 		vm=$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{ print $1 }')

@@ -148,6 +148,24 @@ fetch_one() {
 	[ -d "$hdr" ] || die "headers missing after unpacking $kver"
 	sed -i "s|/usr/src/linux-headers-$abi-|$dir/root/usr/src/linux-headers-$abi-|g" "$hdr/Makefile"
 	[ -e "$hdr/scripts/basic/fixdep" ] || die "kbuild scripts missing in $hdr (broken 'scripts' link?)"
+	# Since 6.16 `make C=1/2` asks scripts/checker-valid.sh whether sparse is new enough, and
+	# turns sparse off (one make warning) when it cannot tell; sid's linux-kbuild-7.2 lacks
+	# the script. This one does what the kernel's does: 1 when CHECK parses a
+	# __typeof_unqual__ without an error. (tools/kmod-lint.sh runs sparse on every kernel.)
+	local cv=$hdr/scripts/checker-valid.sh
+	if grep -qs 'checker-valid.sh' "$dir/root/usr/src/$hdr_common/Makefile" && [ ! -e "$cv" ]; then
+		cat >"$cv" <<-'CHECKER'
+		#!/bin/sh -eu
+		# Added by viacam's kernels.sh: Debian's linux-kbuild package lacks it.
+		[ ! -x "$(command -v "$1")" ] && exit 1
+		tmp_file=$(mktemp)
+		trap 'rm -f "$tmp_file"' EXIT
+		printf 'static inline int u(const int *q)\n{\n\t__typeof_unqual__(*q) v = *q;\n\treturn v;\n}\n' >"$tmp_file"
+		# sparse exits with 0 on errors: look for one in its output.
+		"$@" "$tmp_file" 2>&1 | awk -v c=1 '/error/ { c = 0 } END { print c }'
+		CHECKER
+		chmod +x "$cv"
+	fi
 	# sid's kernel binary is lib/modules/KVER/vmlinuz(.unsigned) (its postinst would copy it
 	# to /boot); run.sh boots boot/vmlinuz-KVER.
 	local img
