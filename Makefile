@@ -4,12 +4,13 @@
 #   make run        the main job: bridge + viacamd on conf/viacam.conf (in a QEMU guest here;
 #                   fetches and builds only what that needs: one kernel, its module, viacamd)
 #   make check      unit tests on the host, then integration tests in QEMU on each kernel of
-#                   the matrix (6.1, 6.12, 6.12-rt, and the self-built 6.1-debug)
+#                   the matrix (6.1, 6.12, 6.12-rt, sid's 7.2, and the self-built 6.1-debug)
 #                   (6.12-rt and 6.1-debug run the locking and lifetime tests)
 #   make check-full   every integration test on every kernel of the matrix
 #   make check-quick  only 6.1 and 6.12
-#   make vm-shell   interactive guest (KERNEL=6.1|6.12) with viacam.ko loaded
-#   make kernels    fetch/re-use the Debian kernels of the test matrix (~/.cache/viacam)
+#   make vm-shell   interactive guest (KERNEL=6.1|6.12|6.12-rt|7.2|6.1-debug) with viacam.ko
+#   make kernels    fetch/re-use the Debian kernels of the test matrix (~/.cache/viacam; 7.2
+#                   with the sid root it is built in, tools/vm/sid-root.sh)
 #   make deps       install the Debian packages the project needs
 #   make install    viacamd, viacamctl, man pages, unit, udev/modprobe files, the uapi header,
 #                   and the module (kbuild modules_install); PREFIX, DESTDIR, SYSCONFDIR...
@@ -190,8 +191,9 @@ kmod:
 	@[ -n "$(KDIR)" ] || { echo "no kernel build directory: run 'make kernels' or set KDIR" >&2; exit 1; }
 	tools/build-kmod.sh $(KDIR)
 
-# The module for every kernel of the test matrix.
-# "+": the kbuild runs get the jobserver of make -jN (one module at a time, each in parallel).
+# The module for every kernel of the test matrix (7.2's in the sid root, with sid's gcc).
+# "+": the kbuild runs get the jobserver of make -jN (one module at a time, each in parallel;
+# not in the sid root, whose make starts afresh).
 kmod-all: kernels
 	+@set -e; tools/vm/kernels.sh list | while read -r series kver dir; do \
 		tools/build-kmod.sh "$$(tools/vm/kernels.sh kdir $$series)"; done
@@ -206,9 +208,9 @@ unit: asan
 	tests/run.sh --unit-only
 
 # make check: what CI runs (.ci/run). Unit tests, host checks, every integration test on
-# 6.1 and 6.12, and the locking and lifetime tests (streaming, blocking DQBUF, lifecycle,
-# stress, fuzz) on 6.12-rt and the lockdep/KASAN kernel; each test's "ci-kernels" file says
-# where it runs. make check-full runs every test on every kernel. Each phase prints its wall
+# 6.12, the bridge's tests on 6.1 and 7.2, and the locking and lifetime tests (streaming,
+# blocking DQBUF, lifecycle, stress, fuzz) on 6.12-rt and the lockdep/KASAN kernel; each test's
+# "ci-kernels" file says where it runs. make check-full runs every test on every kernel. Each phase prints its wall
 # time ("== time ...").
 PHASE := scripts/phase.sh
 NPROC := $(shell nproc)

@@ -49,6 +49,8 @@ check_packages=(
 	v4l2loopback-source
 	# packaging: Debian packages, DKMS, lintian (harness/test-packaging)
 	debhelper dh-dkms dkms dpkg-dev lintian
+	# the sid root: sid's gcc for the 7.2 kernel's module (tools/vm/sid-root.sh)
+	mmdebstrap
 )
 packages=("${run_packages[@]}")
 [ "$profile" = check ] && packages+=("${check_packages[@]}")
