@@ -41,7 +41,10 @@ cmods=$kroot/lib/modules/$kver
 [ -d "$cmods" ] || exit 0
 mroot=$src/build/modroot/$kver
 mdir=$mroot/lib/modules/$kver
-if [ -f "$mdir/updates/viacam.ko" ] && cmp -s "$out/viacam.ko" "$mdir/updates/viacam.ko"; then
+# Re-used only when it has this module and links to this cache's modules (a tree made for
+# another VIACAM_CACHE, since removed, would leave modprobe without the kernel's modules).
+if [ -f "$mdir/updates/viacam.ko" ] && cmp -s "$out/viacam.ko" "$mdir/updates/viacam.ko" &&
+	[ "$(readlink "$mdir/kernel")" = "$cmods/kernel" ] && [ -d "$mdir/kernel/" ]; then
 	exit 0
 fi
 rm -rf "$mroot"
