@@ -101,6 +101,7 @@
 #include <linux/iosys-map.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -803,14 +804,18 @@ static void viacam_buf_cleanup(struct vb2_buffer *vb)
 
 /*
  * The biggest plane a buffer may have: CREATE_BUFS may ask for up to twice
- * the current format's size or the biggest frame the camera offers, whichever
- * is more; a USERPTR QBUF may pin no more than that. cam->lock held.
+ * the current format's size, the format's size and 1 MiB (what V4L2 lets an
+ * application add, as v4l2-compliance checks) or the biggest frame the camera
+ * offers, whichever is most; a USERPTR QBUF may pin no more than that.
+ * cam->lock held.
  */
 static u32 viacam_plane_max(struct viacam_cam *cam)
 {
+	u64 size = cam->fmt.sizeimage;
+
 	lockdep_assert_held(&cam->lock);
-	return min_t(u64, max_t(u64, 2ULL * cam->fmt.sizeimage, viacam_max_frame(cam)),
-		     U32_MAX - PAGE_SIZE);
+	size = max3(2 * size, size + SZ_1M, (u64)viacam_max_frame(cam));
+	return min_t(u64, size, U32_MAX - PAGE_SIZE);
 }
 
 /*
@@ -1066,9 +1071,13 @@ static int out_queue_setup(struct vb2_queue *q, unsigned int *nbuffers,
 			   unsigned int *nplanes, unsigned int sizes[],
 			   struct device *alloc_devs[])
 {
-	/* One buffer stays with the bridge (held): the producer needs another. */
-	if (*nbuffers < 2)
-		*nbuffers = 2;
+	/*
+	 * One buffer stays with the bridge (held): the producer needs another.
+	 * REQBUFS (no *nplanes) gets two; CREATE_BUFS gets what it asks for,
+	 * and STREAMON refuses a queue of fewer (viacam_out_streamon()).
+	 */
+	if (!*nplanes && *nbuffers < VIACAM_OUT_MIN_BUFS)
+		*nbuffers = VIACAM_OUT_MIN_BUFS;
 	return viacam_queue_sizes(q, nbuffers, nplanes, sizes);
 }
 

@@ -1039,6 +1039,21 @@ static long viacam_out_default(struct file *file, void *fh, bool valid_prio,
 	}
 }
 
+/*
+ * VIDIOC_STREAMON of the backend node: the bridge holds one buffer, so a
+ * queue of fewer than two (CREATE_BUFS makes as many as asked) would stall
+ * the producer; EINVAL, as for a queue without buffers.
+ */
+static int viacam_out_streamon(struct file *file, void *fh, enum v4l2_buf_type type)
+{
+	struct video_device *vdev = video_devdata(file);
+
+	if (!vb2_queue_is_busy(vdev->queue, file) &&
+	    viacam_q_num_buffers(vdev->queue) < VIACAM_OUT_MIN_BUFS)
+		return -EINVAL;
+	return vb2_ioctl_streamon(file, fh, type);
+}
+
 const struct v4l2_ioctl_ops viacam_out_ioctl_ops = {
 	.vidioc_querycap		= viacam_querycap,
 
@@ -1062,7 +1077,7 @@ const struct v4l2_ioctl_ops viacam_out_ioctl_ops = {
 	.vidioc_qbuf			= vb2_ioctl_qbuf,
 	.vidioc_dqbuf			= viacam_dqbuf,
 	.vidioc_expbuf			= vb2_ioctl_expbuf,
-	.vidioc_streamon		= vb2_ioctl_streamon,
+	.vidioc_streamon		= viacam_out_streamon,
 	.vidioc_streamoff		= vb2_ioctl_streamoff,
 
 	.vidioc_subscribe_event		= viacam_subscribe_out,

@@ -24,6 +24,8 @@
 
 #define VIACAM_DRIVER		"viacam"
 #define VIACAM_DEFAULT_TIMEOUT	1000	/* ms */
+/* Backend buffers a stream needs: the bridge holds one, the producer fills another. */
+#define VIACAM_OUT_MIN_BUFS	2
 
 /* Pixel format facts the bridge needs to size buffers. */
 struct viacam_fmtinfo {

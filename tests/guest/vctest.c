@@ -2748,11 +2748,12 @@ static void set_param(const char *name, unsigned int val)
 	}
 }
 
-static int create_bufs(int fd, uint32_t count, uint32_t sizeimage, uint32_t *got)
+static int create_bufs_type(int fd, uint32_t type, uint32_t count, uint32_t sizeimage,
+			    uint32_t *got)
 {
 	struct v4l2_create_buffers cb = { .count = count, .memory = V4L2_MEMORY_MMAP };
 
-	cb.format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+	cb.format.type = type;
 	if (xioctl(fd, VIDIOC_G_FMT, &cb.format) < 0)
 		return -errno;
 	cb.format.fmt.pix.sizeimage = sizeimage;
@@ -2760,6 +2761,45 @@ static int create_bufs(int fd, uint32_t count, uint32_t sizeimage, uint32_t *got
 		return -errno;
 	*got = cb.count;
 	return 0;
+}
+
+static int create_bufs(int fd, uint32_t count, uint32_t sizeimage, uint32_t *got)
+{
+	return create_bufs_type(fd, V4L2_BUF_TYPE_VIDEO_CAPTURE, count, sizeimage, got);
+}
+
+/*
+ * The backend queue's buffer count: REQBUFS gets at least two (the bridge holds one),
+ * CREATE_BUFS exactly what it asks for (V4L2; v4l2-compliance 1.30 checks it), and STREAMON
+ * refuses fewer than two with EINVAL.
+ */
+static void out_min_bufs(int outfd, uint32_t size)
+{
+	struct v4l2_requestbuffers rb = { .type = V4L2_BUF_TYPE_VIDEO_OUTPUT,
+					  .memory = V4L2_MEMORY_MMAP, .count = 1 };
+	int type = V4L2_BUF_TYPE_VIDEO_OUTPUT, r;
+	uint32_t got = 0;
+
+	CHECK(xioctl(outfd, VIDIOC_REQBUFS, &rb) == 0 && rb.count >= 2,
+	      "backend REQBUFS 1 gets %u buffers (at least 2)", rb.count);
+	rb.count = 0;
+	xioctl(outfd, VIDIOC_REQBUFS, &rb);
+	r = create_bufs_type(outfd, type, 1, size, &got);
+	CHECK(r == 0 && got == 1, "backend CREATE_BUFS 1 on an empty queue makes 1 (%s, %u)",
+	      r ? strerror(-r) : "ok", got);
+	r = xioctl(outfd, VIDIOC_STREAMON, &type) < 0 ? -errno : 0;
+	CHECK(r == -EINVAL, "...and STREAMON with that one buffer is refused with EINVAL (%s)",
+	      r ? strerror(-r) : "it streamed");
+	if (!r)
+		xioctl(outfd, VIDIOC_STREAMOFF, &type);
+	r = create_bufs_type(outfd, type, 1, size, &got);
+	CHECK(r == 0 && got == 1, "...a second CREATE_BUFS 1 makes 1 more (%s, %u)",
+	      r ? strerror(-r) : "ok", got);
+	r = xioctl(outfd, VIDIOC_STREAMON, &type) < 0 ? -errno : 0;
+	CHECK(r == 0, "...and STREAMON with two works (%s)", r ? strerror(-r) : "ok");
+	xioctl(outfd, VIDIOC_STREAMOFF, &type);
+	rb.count = 0;
+	xioctl(outfd, VIDIOC_REQBUFS, &rb);
 }
 
 /* Frames a streaming consumer gets in @ms (it drains and re-queues them). */
@@ -2852,6 +2892,15 @@ static int cmd_limits(int argc, char **argv)
 	      r ? strerror(-r) : "ok");
 	rb.count = 0;
 	xioctl(capfd, VIDIOC_REQBUFS, &rb);
+	CHECK(set_out_fmt(outfd, 160, 120, &size) == 0, "producer S_FMT 160x120 (%u bytes)", size);
+	r = create_bufs(capfd, 1, size + (1u << 20), &got);
+	CHECK(r == 0 && got == 1, "CREATE_BUFS of the frame size and 1 MiB works (%s)",
+	      r ? strerror(-r) : "ok");
+	rb.count = 0;
+	xioctl(capfd, VIDIOC_REQBUFS, &rb);
+	out_min_bufs(outfd, size);
+	CHECK(set_out_fmt(outfd, 1920, 1080, &size) == 0, "producer S_FMT 1920x1080 (%u bytes)",
+	      size);
 
 	set_param("max_queue_mb", 64);
 	rb.count = 32;

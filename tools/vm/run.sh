@@ -107,6 +107,9 @@ results=$(realpath "$results")
 while IFS= read -r var; do
 	printf 'export %s=%q\n' "$var" "${!var}" >>"$results/test-env"
 done < <(compgen -e | grep -E '^VIACAM_(FUZZ|STRESS|HOSTILE)_[A-Z0-9_]+$' || true)
+# The cached sid root (tools/vm/sid-root.sh), whose newest v4l2-compliance the tests run.
+sidroot=${VIACAM_CACHE:-$HOME/.cache/viacam}/sid-root
+[ -f "$sidroot/.complete" ] && printf 'export VIACAM_SID_ROOT=%q\n' "$sidroot/root" >>"$results/test-env"
 
 modroot=$src/build/modroot/$kver
 [ -d "$modroot" ] && [ "$systemd" = 0 ] || modroot=$kdir/root

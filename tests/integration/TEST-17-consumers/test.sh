@@ -4,7 +4,8 @@
 # 4 capture nodes; each is an ordinary capture device that one application streams with its
 # own buffers and memory type, and every node gets every frame (one copy each).
 # - The nodes: QUERY and sysfs (viacam_index) list them, each has its own card name and
-#   bus_info, and v4l2-compliance -s passes on every one while a producer streams.
+#   bus_info, and v4l2-compliance -s (bookworm's and the newest) passes on every one while a
+#   producer streams.
 # - Four real applications at once on one plain producer: vctest (MMAP, checks each frame),
 #   ffmpeg (MMAP), gst-launch-1.0 v4l2src io-mode=dmabuf (MMAP buffers exported as dma-bufs),
 #   v4l2-ctl --stream-user (USERPTR); every frame they got is the producer's picture, in
@@ -67,6 +68,9 @@ for i in 0 3; do
 	compliance_run "${n[$i]}" "$RES/compliance-$i.log"
 	check "v4l2-compliance -s on capture node $((i + 1)) ($(compliance_gate "$RES/compliance-$i.log" | head -n 1))" \
 		compliance_gate "$RES/compliance-$i.log"
+	compliance_run_new "${n[$i]}" "$RES/compliance-new-$i.log" 300 -s
+	check "newest v4l2-compliance -s on capture node $((i + 1)) ($(compliance_gate_new "$RES/compliance-new-$i.log" | head -n 1))" \
+		compliance_gate_new "$RES/compliance-new-$i.log"
 done
 kill $prod 2>/dev/null; wait $prod 2>/dev/null
 
