@@ -61,6 +61,18 @@ static bool is_control(uint32_t cp)
 	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
 }
 
+/*
+ * Format characters that show nothing or reorder the text around them: the soft hyphen,
+ * zero-width space, non-joiner and joiner, the left-to-right and right-to-left marks, the
+ * bidi embeddings, pop and overrides, the bidi isolates, and the BOM (zero-width no-break
+ * space). A label with one reads as another label, a message with one reads backwards.
+ */
+static bool is_invisible(uint32_t cp)
+{
+	return cp == 0xad || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+}
+
 const char *vc_text_problem(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -74,6 +86,8 @@ const char *vc_text_problem(const char *s, size_t len)
 			return "is not valid UTF-8";	/* the worse of the two */
 		if (is_control(cp))
 			problem = "has a control character";
+		else if (is_invisible(cp) && !problem)
+			problem = "has an invisible or bidi control character";
 		i += n;
 	}
 	return problem;
@@ -87,12 +101,15 @@ char *vc_escape(char *dst, size_t size, const char *src, size_t len)
 	if (!size)
 		return dst;
 	for (size_t i = 0; i < len;) {
-		char esc[5];
+		char esc[7];
 		const char *piece = esc;
 		uint32_t cp;
 		size_t n = utf8_seq(p + i, len - i, &cp), plen;
 
-		if (n && !is_control(cp)) {
+		if (n && is_invisible(cp)) {
+			snprintf(esc, sizeof(esc), "\\u%04x", (unsigned int)cp);
+			plen = strlen(esc);
+		} else if (n && !is_control(cp)) {
 			piece = (const char *)p + i;
 			plen = n;
 		} else {

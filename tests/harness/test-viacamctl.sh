@@ -48,6 +48,7 @@ expect "add --timeout 60001" 2 "invalid timeout '60001'" -d "$nodev" add --timeo
 expect "add with an extra argument" 2 "unexpected argument 'x'" -d "$nodev" add x
 expect "add --label with a control character" 2 "label 'bad\\\\x01' has a control character" -d "$nodev" add --label $'bad\x01'
 expect "add --label with invalid UTF-8" 2 "label 'bad\\\\xff' is not valid UTF-8" -d "$nodev" add --label $'bad\xff'
+expect "add --label with a right-to-left override" 2 "label 'bad\\\\u202ecam' has an invisible or bidi control character" -d "$nodev" add --label $'bad\u202ecam'
 expect "add --label of 32 bytes" 2 "label is too long \\(32 bytes; at most 31\\)" -d "$nodev" add --label "012345678901234567890123456789é"
 expect "remove without an id" 2 "remove needs exactly one camera id" -d "$nodev" remove
 expect "remove abc" 2 "invalid camera id 'abc'" -d "$nodev" remove abc

@@ -333,6 +333,53 @@ static void test_labels(void **state)
 	vc_msgs_free(&m);
 }
 
+/*
+ * Characters that show nothing or reorder what follows (zero-width, bidi embeddings and
+ * overrides, isolates, the BOM, the soft hyphen) make a label that reads as another one, or
+ * a message that reads backwards: refused, at the label's line, and escaped as \\uXXXX in
+ * the message, so it cannot act there either.
+ */
+static void test_labels_invisible(void **state)
+{
+	static const struct {
+		const char *utf8;
+		const char *esc;
+	} bad[] = {
+		{ "\xe2\x80\x8b", "\\u200b" },	/* zero width space */
+		{ "\xe2\x80\x8d", "\\u200d" },	/* zero width joiner */
+		{ "\xe2\x80\x8f", "\\u200f" },	/* right-to-left mark */
+		{ "\xe2\x80\xaa", "\\u202a" },	/* left-to-right embedding */
+		{ "\xe2\x80\xae", "\\u202e" },	/* right-to-left override */
+		{ "\xe2\x81\xa6", "\\u2066" },	/* left-to-right isolate */
+		{ "\xe2\x81\xa9", "\\u2069" },	/* pop directional isolate */
+		{ "\xef\xbb\xbf", "\\ufeff" },	/* byte order mark */
+		{ "\xc2\xad", "\\u00ad" },		/* soft hyphen */
+	};
+	struct vc_msgs m = { 0 };
+	struct vc_conf *c = (void *)1;
+	char text[256], want[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "[camera a]\n"
+			 "backend = pattern\n"
+			 "label = Front%scam\n", bad[i].utf8);
+		assert_int_equal(load(text, &c, &m), -EINVAL);
+		assert_null(c);
+		assert_printable(&m);
+		assert_int_equal(m.n, 1);
+		snprintf(want, sizeof(want), "label 'Front%scam' has an invisible or bidi control character",
+			 bad[i].esc);
+		assert_msg(&m, 0, 3, want);
+		vc_msgs_free(&m);
+	}
+	/* their neighbours are ordinary characters: an en dash, a left single quote, a-umlaut */
+	assert_int_equal(load("[camera a]\nlabel = A\xe2\x80\x93" "B\xe2\x80\x98" "C\xc3\xa4\n", &c, &m),
+			 0);
+	assert_string_equal(vc_conf_camera(c, "a")->label, "A\xe2\x80\x93" "B\xe2\x80\x98" "C\xc3\xa4");
+	vc_conf_free(c);
+}
+
 /* Backends' messages echo values from the file: they are escaped as well. */
 static void test_backend_messages_are_escaped(void **state)
 {
@@ -592,6 +639,7 @@ int main(void)
 		cmocka_unit_test(test_every_error_with_its_line),
 		cmocka_unit_test(test_numbers_are_strict),
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_labels_invisible),
 		cmocka_unit_test(test_backend_messages_are_escaped),
 		cmocka_unit_test(test_cross_checks),
 		cmocka_unit_test(test_every_syntax_error),
