@@ -121,7 +121,8 @@ struct vc_frame {
 	 * ignores a time in the future, older than a second, or not after the previous one. */
 	uint64_t capture_ns;
 	/* out: a line for people (a source failed, recovered), logged by the session with the
-	 * camera's name; empty when nothing happened. Set at most once per event. */
+	 * camera's name, escaped (text.h); empty when nothing happened. Set at most once per
+	 * event. */
 	char note[256];
 };
 

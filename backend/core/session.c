@@ -411,12 +411,18 @@ static void camera_gone(struct vc_session *s)
 	s->fd = -1;
 }
 
-/* Logs what the backend had to say with this frame (backend.h: vc_frame.note). */
+/*
+ * Logs what the backend had to say with this frame (backend.h: vc_frame.note), escaped: a note
+ * may quote its source (a server's reason phrase, a device's name), which must not act in the
+ * log or forge a line there (text.h).
+ */
 static int noted(struct vc_session *s, struct vc_frame *fr, int r)
 {
+	char esc[sizeof(fr->note) * 4];
+
 	if (fr->note[0]) {
 		fr->note[sizeof(fr->note) - 1] = 0;
-		vc_cam_warn(s, "%s", fr->note);
+		vc_cam_warn(s, "%s", vc_escape(esc, sizeof(esc), fr->note, strlen(fr->note)));
 	}
 	return r;
 }

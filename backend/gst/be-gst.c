@@ -599,18 +599,23 @@ static int play(struct gst_backend *b, struct vc_error *err)
 /*
  * GStreamer's message of an error, with the detail it keeps in the debug string's last line
  * ("No such file ...") and the element's name: "Resource not found.: No such file "/x" (filesrc0)".
+ * Escaped (text.h): the message and the detail carry what the source chose (a file name, an
+ * RTSP or HTTP server's reason phrase), which must not act in the log or forge a line there.
  */
 static void error_text(GstMessage *msg, char *buf, size_t len)
 {
 	GError *gerr = NULL;
-	gchar *dbg = NULL;
+	gchar *dbg = NULL, *raw;
 	const char *detail;
 
 	gst_message_parse_error(msg, &gerr, &dbg);
 	detail = dbg ? strrchr(dbg, '\n') : NULL;
 	detail = detail ? detail + 1 : NULL;
-	snprintf(buf, len, "%s%s%s (%s)", gerr ? gerr->message : "error", detail ? ": " : "",
-		 detail ? detail : "", GST_MESSAGE_SRC_NAME(msg) ? GST_MESSAGE_SRC_NAME(msg) : "?");
+	raw = g_strdup_printf("%s%s%s (%s)", gerr ? gerr->message : "error", detail ? ": " : "",
+			      detail ? detail : "",
+			      GST_MESSAGE_SRC_NAME(msg) ? GST_MESSAGE_SRC_NAME(msg) : "?");
+	vc_escape(buf, len, raw, strlen(raw));
+	g_free(raw);
 	g_clear_error(&gerr);
 	g_free(dbg);
 }

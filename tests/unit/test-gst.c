@@ -433,6 +433,46 @@ static void test_failure_reported_and_recovered(void **state)
 	unlink(path);
 }
 
+/*
+ * GStreamer's error texts carry what a source chose (a file name here; a server's reason
+ * phrase for rtspsrc or souphttpsrc): the note that goes to the log has them escaped, so a
+ * stream cannot write an escape sequence, a BEL or a CR that hides the line, or a line of its
+ * own, into viacamd's log.
+ */
+static void test_error_text_escaped(void **state)
+{
+	static const uint32_t size64[][2] = { { 64, 48 } };
+	char desc[256], notes[4096] = "";
+	struct vc_mode mode = { V4L2_PIX_FMT_YUYV, 64, 48, 1, 30 };
+	uint8_t buf[64 * 48 * 2];
+	struct vc_frame fr = { .data = buf, .size = sizeof(buf), .mode = &mode, .bytesperline = 128 };
+	struct vc_error err = { 0 };
+	struct conf cf;
+	void *priv;
+
+	(void)state;
+	/* a file that does not exist, named with ESC, BEL, CR and a right-to-left override */
+	snprintf(desc, sizeof(desc),
+		 "filesrc location=\"/nonexistent/a\x1b[2Jb\x07" "c\rviacamd: forged\xe2\x80\xae" "d\" ! "
+		 "rawvideoparse width=64 height=48 format=yuy2 framerate=30/1");
+	conf_init(&cf, desc);
+	cf.c.sizes = size64;
+	cf.c.nsizes = 1;
+	assert_int_equal(vc_backend_gst.create(&cf.c, &priv, &err), 0);
+	assert_int_equal(vc_backend_gst.start(priv, &mode, &err), 0);
+	assert_int_equal(next_frame(priv, &fr, 1000, notes, sizeof(notes)), -ETIMEDOUT);
+	print_message("notes: %s", notes);
+	assert_non_null(strstr(notes, "the pipeline failed: Resource not found"));
+	assert_non_null(strstr(notes, "/nonexistent/a\\x1b[2Jb\\x07c\\rviacamd: forged\\u202ed"));
+	/* one line per note (next_frame() adds the \n), nothing raw */
+	for (const unsigned char *p = (const unsigned char *)notes; *p; p++)
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f || *p >= 0x80)
+			fail_msg("a note has the raw byte 0x%02x: '%s'", *p, notes);
+	assert_ptr_equal(strchr(notes, '\n'), notes + strlen(notes) - 1);
+	vc_backend_gst.stop(priv);
+	vc_backend_gst.release(priv);
+}
+
 /* The pipewire backend's keys: a target without quoting tricks, an absolute socket path. */
 static void test_pipewire_keys(void **state)
 {
@@ -519,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_eos_restarts),
 		cmocka_unit_test(test_sometimes_pads_restart),
 		cmocka_unit_test(test_failure_reported_and_recovered),
+		cmocka_unit_test(test_error_text_escaped),
 		cmocka_unit_test(test_pipewire_keys),
 		cmocka_unit_test(test_pipewire_unreachable),
 	};
