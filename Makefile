@@ -141,6 +141,8 @@ test-via_LIBS := $(LIBS_BACKENDS)
 test-statefile_SRC := lib/statefile.c
 test-gst_SRC := $(BACKENDS_SRC)
 test-gst_LIBS := $(LIBS_BACKENDS)
+test-v4l2_SRC := $(BACKENDS_SRC)
+test-v4l2_LIBS := $(LIBS_BACKENDS)
 test-daemon_SRC := $(CORE)/daemon.c $(CORE)/session.c $(CORE)/offer.c $(CORE)/config.c lib/statefile.c \
 	$(CORE)/convert.c lib/ctrlname.c $(BACKENDS_SRC)
 test-daemon_LIBS := $(LIBS_DAEMON)

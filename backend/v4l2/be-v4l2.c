@@ -3,6 +3,12 @@
  * be-v4l2.c - the "v4l2" backend: proxies another V4L2 capture device through libv4l2.
  *
  * Keys: device = /dev/videoN (required).
+ * viacamd runs as root and the path comes from the config, so the backend opens nothing but a
+ * V4L2 video capture node (open_capture()): it looks at what the path names first and refuses
+ * a regular file, a directory, a FIFO, a socket, a block device and a character device of
+ * another driver without opening it (opening a tty, a watchdog or a tape does things); a
+ * V4L2 node is opened O_NOCTTY, checked again by fstat() and refused unless QUERYCAP says it
+ * captures video, single-planar, and is no viacam node (a camera fed from viacam itself).
  * create() opens the device once to list its formats, sizes and rates (what it produces
  * natively, not libv4l2's emulated formats: the session converts with libv4lconvert itself)
  * and closes it again, so the device is idle until a consumer streams. Opening it, setting
@@ -45,6 +51,8 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,8 +60,13 @@
 #include <linux/videodev2.h>
 
 #include "backend.h"
+#include "be-v4l2.h"
 
 #define NR_BUFS 4
+/* The character major of every V4L2 node (the kernel's VIDEO_MAJOR, include/media/v4l2-dev.h). */
+#define V4L2_MAJOR 81
+/* The driver name viacam's nodes give in QUERYCAP (kmod/viacam.h, VIACAM_DRIVER). */
+#define VIACAM_DRIVER_NAME "viacam"
 
 /* The open, streaming device. */
 struct v4l2_dev {
@@ -267,33 +280,113 @@ static void list_ctrls(struct v4l2_backend *b, int fd)
 	}
 }
 
+/* Sets @msg and returns -@errnum. */
+static int dev_fail(char *msg, size_t len, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int dev_fail(char *msg, size_t len, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	return -errnum;
+}
+
+const char *vc_v4l2_cap_problem(const struct v4l2_capability *cap)
+{
+	uint32_t caps = cap->capabilities & V4L2_CAP_DEVICE_CAPS ? cap->device_caps :
+								    cap->capabilities;
+
+	if (strncmp((const char *)cap->driver, VIACAM_DRIVER_NAME, sizeof(cap->driver)) == 0)
+		return "is a viacam node: a camera cannot feed from viacam";
+	if (caps & V4L2_CAP_VIDEO_CAPTURE)
+		return NULL;
+	if (caps & V4L2_CAP_VIDEO_CAPTURE_MPLANE)
+		return "is a multi-planar capture device, which the v4l2 backend does not drive";
+	return "is not a video capture device";
+}
+
+/* What @st is, for "PATH is not a V4L2 device: it is ...", or NULL for a V4L2 node. */
+static const char *not_v4l2(const struct stat *st, char *buf, size_t len)
+{
+	if (S_ISCHR(st->st_mode) && major(st->st_rdev) == V4L2_MAJOR)
+		return NULL;
+	if (S_ISCHR(st->st_mode)) {
+		snprintf(buf, len, "it is a character device of another driver (%u:%u)",
+			 major(st->st_rdev), minor(st->st_rdev));
+		return buf;
+	}
+	return S_ISREG(st->st_mode) ? "it is a regular file" :
+	       S_ISDIR(st->st_mode) ? "it is a directory" :
+	       S_ISFIFO(st->st_mode) ? "it is a FIFO" :
+	       S_ISSOCK(st->st_mode) ? "it is a socket" :
+	       S_ISBLK(st->st_mode) ? "it is a block device" : "it is not a device";
+}
+
+/*
+ * Opens @path for libv4l2 as a V4L2 video capture node (non-blocking, close-on-exec, never a
+ * controlling tty) and fills @cap. Returns the fd, or -errno with @msg saying why, naming
+ * @path: -ENOENT (and other errors of stat and open) as the system says; -EINVAL for a path
+ * that names something else, or a node the backend does not take (vc_v4l2_cap_problem()).
+ * What is not a V4L2 node is never opened.
+ */
+static int open_capture(const char *path, struct v4l2_capability *cap, char *msg, size_t len)
+{
+	struct stat st, fst;
+	const char *what;
+	char buf[96];
+	int fd, e;
+
+	if (stat(path, &st) < 0)
+		return dev_fail(msg, len, errno, "%s: %s", path, strerror(errno));
+	what = not_v4l2(&st, buf, sizeof(buf));
+	if (what)
+		return dev_fail(msg, len, EINVAL, "%s is not a V4L2 device: %s", path, what);
+	fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return dev_fail(msg, len, errno, "%s: %s", path, strerror(errno));
+	/* The path may name another file by now: what was opened counts. */
+	if (fstat(fd, &fst) < 0 || !S_ISCHR(fst.st_mode) || fst.st_rdev != st.st_rdev) {
+		close(fd);
+		return dev_fail(msg, len, EINVAL, "%s changed while it was opened", path);
+	}
+	if (v4l2_fd_open(fd, 0) < 0) {
+		e = errno;
+		close(fd);
+		return dev_fail(msg, len, e, "%s: libv4l2: %s", path, strerror(e));
+	}
+	memset(cap, 0, sizeof(*cap));
+	if (v4l2_ioctl(fd, VIDIOC_QUERYCAP, cap) < 0) {
+		e = errno;
+		v4l2_close(fd);
+		return dev_fail(msg, len, EINVAL, "%s is not a V4L2 video device (VIDIOC_QUERYCAP: %s)",
+				path, strerror(e));
+	}
+	what = vc_v4l2_cap_problem(cap);
+	if (what) {
+		v4l2_close(fd);
+		return dev_fail(msg, len, EINVAL, "%s %s", path, what);
+	}
+	return fd;
+}
+
 static int v4l2_create(const struct vc_backend_conf *conf, void **ret, struct vc_error *err)
 {
 	const struct vc_kv *dev = vc_conf_key(conf, "device");
 	struct v4l2_capability cap = { 0 };
 	struct v4l2_fmtdesc fd_ = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_backend *b;
-	int fd, r;
+	char msg[sizeof(err->msg)];
+	int fd;
 
 	if (!dev)
 		return vc_err(err, 0, -EINVAL, "missing key 'device' (the V4L2 device to proxy)");
 	if (strlen(dev->value) >= sizeof(b->device))
 		return vc_err(err, dev->line, -EINVAL, "device path too long");
-	fd = v4l2_open(dev->value, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	fd = open_capture(dev->value, &cap, msg, sizeof(msg));
 	if (fd < 0)
-		return vc_err(err, dev->line, -errno, "%s: %s", dev->value, strerror(errno));
-	if (v4l2_ioctl(fd, VIDIOC_QUERYCAP, &cap) < 0) {
-		r = vc_err(err, dev->line, -errno, "%s: not a V4L2 device (%s)", dev->value,
-			   strerror(errno));
-		v4l2_close(fd);
-		return r;
-	}
-	if (!((cap.capabilities & V4L2_CAP_DEVICE_CAPS ? cap.device_caps : cap.capabilities) &
-	      V4L2_CAP_VIDEO_CAPTURE)) {
-		v4l2_close(fd);
-		return vc_err(err, dev->line, -EINVAL, "%s (%s): not a video capture device",
-			      dev->value, cap.card);
-	}
+		return vc_err(err, dev->line, fd, "%s", msg);
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		v4l2_close(fd);
@@ -388,19 +481,6 @@ static void dev_close(struct v4l2_dev *d)
 	d->fd = -1;
 }
 
-/* Sets @msg and returns -@errnum. */
-static int dev_fail(char *msg, size_t len, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int dev_fail(char *msg, size_t len, int errnum, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, len, fmt, ap);
-	va_end(ap);
-	return -errnum;
-}
-
 static void test_delay(void)
 {
 	const char *e = getenv("VIACAMD_TEST_V4L2_START_MS");
@@ -422,11 +502,12 @@ static int dev_open(struct v4l2_dev *d, const char *device, const struct vc_mode
 	struct v4l2_streamparm sp = { .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
 	struct v4l2_requestbuffers rb = { .count = NR_BUFS, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
 					  .memory = V4L2_MEMORY_MMAP };
+	struct v4l2_capability cap;
 	int type = V4L2_BUF_TYPE_VIDEO_CAPTURE, r;
 
-	d->fd = v4l2_open(device, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	d->fd = open_capture(device, &cap, msg, len);
 	if (d->fd < 0)
-		return dev_fail(msg, len, errno, "%s: %s", device, strerror(errno));
+		return d->fd;
 	f.fmt.pix.pixelformat = mode->pixelformat;
 	f.fmt.pix.width = mode->width;
 	f.fmt.pix.height = mode->height;

@@ -2,7 +2,8 @@
 # test-viacamd-host.sh - viacamd's command line and files on the host, without the bridge
 # (--control /dev/null: every camera is "not served", the daemon runs on):
 #  - --check exits 1, with FILE:LINE: reason, for input libinih would drop silently (CR line
-#    ends, text after a section header) and for an empty file;
+#    ends, text after a section header) and for an empty file, and for a v4l2 camera whose
+#    device is /dev/null, a regular file or a directory;
 #  - a -c path longer than PATH_MAX is an error, never cut to another, existing file;
 #  - -c is resolved on every reload: after its symlink is repointed, a reload reads the new
 #    target, and saving the target (in another directory) reloads too;
@@ -59,6 +60,21 @@ printf '[camera a] backend = file\nfile = /x.y4m\n' >"$work/after.conf"
 check_fails "text after ']'" "after.conf:1: text after the section header: 'backend = file'" "$work/after.conf"
 : >"$work/empty.conf"
 check_fails "an empty file" "empty.conf:1: the file is empty" "$work/empty.conf"
+
+# --- The v4l2 backend takes nothing but a V4L2 capture node: /dev/null (a character device of
+# another driver), a regular file and a directory are refused with the path and what it is.
+printf '[camera a]\nbackend = v4l2\ndevice = /dev/null\n' >"$work/v4l2-null.conf"
+check_fails "v4l2 device = /dev/null" \
+	"v4l2-null.conf:3: camera a: /dev/null is not a V4L2 device: it is a character device of another driver \\(1:3\\)" \
+	"$work/v4l2-null.conf"
+printf 'data\n' >"$work/notadevice"
+printf '[camera a]\nbackend = v4l2\ndevice = %s\n' "$work/notadevice" >"$work/v4l2-file.conf"
+check_fails "v4l2 device = a regular file" "v4l2-file.conf:3: camera a: .*/notadevice is not a V4L2 device: it is a regular file" \
+	"$work/v4l2-file.conf"
+[ "$(cat "$work/notadevice")" = data ] || bad "...and the file changed"
+printf '[camera a]\nbackend = v4l2\ndevice = %s\n' "$work" >"$work/v4l2-dir.conf"
+check_fails "v4l2 device = a directory" "v4l2-dir.conf:3: camera a: .* is not a V4L2 device: it is a directory" \
+	"$work/v4l2-dir.conf"
 
 # --- A -c path longer than PATH_MAX (4096 with its NUL): its first 4095 bytes name an existing
 # file, which a cut would read and call OK.
