@@ -89,6 +89,14 @@ struct vc_backend_conf {
 	int formats_line;
 	int sizes_line;
 	int rates_line;
+	/*
+	 * viacamd --check: the instance is made to be checked and released, never started.
+	 * create() then does nothing that only a running source does, which a check must not
+	 * (it runs as root, outside the unit's sandbox): a GStreamer pipeline stays in NULL, so
+	 * no element opens its file, socket or device. Reading what describes the source (a
+	 * clip's header, a V4L2 device's formats) is still done.
+	 */
+	bool check_only;
 };
 
 /* Where create()/start() put a message for people: the config line it concerns (0: none). */

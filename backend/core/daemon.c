@@ -300,7 +300,7 @@ static int check_backends(struct vc_daemon *d, struct vc_conf *conf, int r, stru
 		cc->absent[0] = 0;
 		if (!vc_backend_find(cc->backend) || running_unchanged(d, cc))
 			continue;
-		pr = vc_prepare(cc, d->config_path, &prep[i], msgs);
+		pr = vc_prepare(cc, d->config_path, d->check_only, &prep[i], msgs);
 		if (pr < 0 && cc->optional && (pr == -ENODEV || pr == -ENOENT)) {
 			/* Not an error: the reason, without "FILE:LINE: camera NAME: ". */
 			const char *m = msgs->n > before ? msgs->v[before] : strerror(-pr);
@@ -508,7 +508,7 @@ void vc_daemon_retry(struct vc_daemon *d)
 		if (!tried++)
 			vc_log("trying again the cameras not served");
 		/* A fresh backend instance: the one of the failed attempt went with it. */
-		if (vc_prepare(cc, d->config_path, &p, &msgs) < 0) {
+		if (vc_prepare(cc, d->config_path, false, &p, &msgs) < 0) {
 			vc_daemon_log_msgs(&msgs);
 			snprintf(d->why[i], sizeof(d->why[i]), "%s",
 				 msgs.n ? msgs.v[0] : "its backend failed");

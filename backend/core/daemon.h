@@ -31,6 +31,7 @@ struct vc_daemon {
 	int ctl_fd;		/* /dev/viacam */
 	char config_path[PATH_MAX];
 	const char *state_path;	/* where camera ids are kept for the next start */
+	bool check_only;	/* viacamd --check: backends are made to be checked only */
 	struct vc_conf *conf;	/* the configuration in force */
 	struct vc_session *sessions[VC_MAX_CAMERAS];	/* by index of conf->cams */
 	/*

@@ -179,8 +179,8 @@ static int apply_ctrl_defaults(struct vc_prepared *p, const struct vc_cam_conf *
 	return r;
 }
 
-int vc_prepare(const struct vc_cam_conf *cc, const char *path, struct vc_prepared **ret,
-	       struct vc_msgs *msgs)
+int vc_prepare(const struct vc_cam_conf *cc, const char *path, bool check_only,
+	       struct vc_prepared **ret, struct vc_msgs *msgs)
 {
 	struct vc_backend_conf bc;
 	struct vc_error err = { 0 };
@@ -199,6 +199,7 @@ int vc_prepare(const struct vc_cam_conf *cc, const char *path, struct vc_prepare
 		return -EINVAL;
 	}
 	vc_cam_backend_conf(cc, &bc);
+	bc.check_only = check_only;
 	r = p->ops->create(&bc, &p->priv, &err);
 	if (r < 0) {
 		vc_msgs_add_at(msgs, path, err.line ? err.line : cc->line, "camera %s: %s", cc->name,

@@ -17,10 +17,10 @@
 /*
  * Makes @cc's backend: create(), describe(), controls(), then the offer (vc_offer_build())
  * and the section's control defaults. Problems go to @msgs as "PATH:LINE: camera NAME:
- * reason".
+ * reason". @check_only: for viacamd --check, never to be started (vc_backend_conf).
  */
-int vc_prepare(const struct vc_cam_conf *cc, const char *path, struct vc_prepared **ret,
-	       struct vc_msgs *msgs);
+int vc_prepare(const struct vc_cam_conf *cc, const char *path, bool check_only,
+	       struct vc_prepared **ret, struct vc_msgs *msgs);
 void vc_prepared_free(struct vc_prepared *p);
 
 struct vc_session;

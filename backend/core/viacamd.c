@@ -286,8 +286,11 @@ static int check_only(struct daemon *d)
 	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
 	struct vc_msgs msgs = { 0 };
 	struct vc_conf *conf;
-	int r = vc_daemon_check(&d->d, &conf, prep, &msgs);
+	int r;
 
+	/* Nothing but checks: no source runs (a gst pipeline stays in NULL, backend.h). */
+	d->d.check_only = true;
+	r = vc_daemon_check(&d->d, &conf, prep, &msgs);
 	vc_daemon_log_msgs(&msgs);
 	vc_msgs_free(&msgs);
 	if (r < 0)

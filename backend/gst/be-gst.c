@@ -15,7 +15,10 @@
  * Modes: the config's formats (those GStreamer can make: YUYV, UYVY, NV12, YU12, YV12, RGB3,
  * BGR3, RGBP, GREY; default YUYV and NV12), times the config's sizes and rates, or else the
  * sizes (up to 8) and rates (up to 4) the source's caps list when the pipeline is made ready
- * (v4l2src lists its device's), or else 640x480, 320x240, 1280x720 at 30 and 15 fps.
+ * (v4l2src lists its device's), or else 640x480, 320x240, 1280x720 at 30 and 15 fps. A check
+ * (vc_backend_conf.check_only, viacamd --check) never makes it ready: the description is
+ * parsed and linked (unknown elements, properties and caps that cannot link are errors) and
+ * stays in NULL, so it offers the config's or the default sizes and rates.
  *
  * The backend has its own clock: appsink's streaming thread signals an eventfd for every new
  * sample, and clock_fd() hands the session an epoll fd over that eventfd, the pipeline bus's
@@ -388,7 +391,9 @@ int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int
 	nsizes = conf->nsizes;
 	rates = conf->intervals;
 	nrates = conf->nintervals;
-	if (probe_caps && (!nsizes || !nrates))
+	/* Not for a check: READY opens what the elements open (a filesink truncates its file,
+	 * a tcpserversink listens), and a check must change nothing. */
+	if (probe_caps && !conf->check_only && (!nsizes || !nrates))
 		probe(b, psizes, &npsizes, prates, &nprates);
 	if (!nsizes) {
 		sizes = npsizes ? (const uint32_t (*)[2])psizes : default_sizes;

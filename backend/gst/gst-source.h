@@ -13,7 +13,8 @@
 /*
  * An instance for the source description @desc (from the config line @line, for messages).
  * @remote: a PipeWire socket to connect pipewiresrc "vc_pw" to at each start, or NULL.
- * @probe_caps: ask the source's caps (in READY) when the section sets no sizes or rates.
+ * @probe_caps: ask the source's caps (in READY) when the section sets no sizes or rates, unless
+ * @conf is a check (check_only).
  * @ops: the backend's ops table, whose name starts the messages. Returns as create().
  */
 int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int line,

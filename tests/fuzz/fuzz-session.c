@@ -355,7 +355,7 @@ static struct vc_prepared *prepare(const char *name)
 	struct vc_msgs msgs = { 0 };
 	struct vc_prepared *p;
 
-	if (vc_prepare(vc_conf_camera(conf, name), "fuzz", &p, &msgs) != 0)
+	if (vc_prepare(vc_conf_camera(conf, name), "fuzz", false, &p, &msgs) != 0)
 		abort();
 	return p;
 }

@@ -4,6 +4,8 @@
 #  - --check exits 1, with FILE:LINE: reason, for input libinih would drop silently (CR line
 #    ends, text after a section header) and for an empty file, and for a v4l2 camera whose
 #    device is /dev/null, a regular file or a directory;
+#  - --check of gst pipelines with a filesink, a tcpserversink and a tcpclientsink touches
+#    nothing: the file keeps its bytes, no socket is bound, listened on or connected;
 #  - a -c path longer than PATH_MAX is an error, never cut to another, existing file;
 #  - -c is resolved on every reload: after its symlink is repointed, a reload reads the new
 #    target, and saving the target (in another directory) reloads too;
@@ -75,6 +77,45 @@ check_fails "v4l2 device = a regular file" "v4l2-file.conf:3: camera a: .*/notad
 printf '[camera a]\nbackend = v4l2\ndevice = %s\n' "$work" >"$work/v4l2-dir.conf"
 check_fails "v4l2 device = a directory" "v4l2-dir.conf:3: camera a: .* is not a V4L2 device: it is a directory" \
 	"$work/v4l2-dir.conf"
+
+# --- --check has no side effects: a gst pipeline is parsed and checked, never set to a state
+# that opens a file, a socket or a device. A filesink's file keeps its bytes; a tcpserversink
+# listens on no port and a tcpclientsink connects nowhere (strace sees no bind, listen or
+# connect to them, and no open of the file).
+printf 'keep me\n' >"$work/sink.out"
+port=$((20000 + RANDOM % 20000))
+cat >"$work/gst-sinks.conf" <<EOC
+[camera file]
+backend = gst
+pipeline = videotestsrc ! tee name=t ! queue ! filesink location=$work/sink.out t. ! queue
+[camera server]
+backend = gst
+pipeline = videotestsrc ! tee name=t ! queue ! tcpserversink host=127.0.0.1 port=$port t. ! queue
+[camera client]
+backend = gst
+pipeline = videotestsrc ! tee name=t ! queue ! tcpclientsink host=127.0.0.1 port=$((port + 1)) t. ! queue
+EOC
+trace=()
+if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
+	trace=(strace -f -e trace=openat,bind,listen,connect -o "$work/check.strace")
+fi
+if ! timeout 60 "${trace[@]}" "$bin" --check -c "$work/gst-sinks.conf" >"$work/check.out" 2>&1; then
+	bad "--check of the gst sinks: $(head -c 300 "$work/check.out")"
+elif [ "$(cat "$work/sink.out")" != "keep me" ]; then
+	bad "--check of a filesink pipeline changed its file: $(wc -c <"$work/sink.out") bytes left"
+else
+	good "--check of a filesink pipeline leaves its file alone"
+fi
+if [ ${#trace[@]} = 0 ]; then
+	echo "skipped: no strace here, the sockets of --check are not watched"
+elif grep -E "^[0-9]+ +((bind|connect)\(.*sin6?_port=htons|listen\()" "$work/check.strace" \
+	>"$work/check.sockets"; [ -s "$work/check.sockets" ]; then
+	bad "--check opened sockets: $(head -c 300 "$work/check.sockets")"
+elif grep -q "sink.out" "$work/check.strace"; then
+	bad "--check opened the filesink's file: $(grep -m1 sink.out "$work/check.strace")"
+else
+	good "--check binds, listens and connects to nothing, and does not open the filesink's file"
+fi
 
 # --- A -c path longer than PATH_MAX (4096 with its NUL): its first 4095 bytes name an existing
 # file, which a cut would read and call OK.

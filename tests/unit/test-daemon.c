@@ -83,7 +83,7 @@ static int prepare(const char *text, const char *name, struct vc_prepared **p,
 
 	write_config(text);
 	assert_int_equal(vc_conf_load(path, &conf, &cm), 0);
-	r = vc_prepare(vc_conf_camera(conf, name), path, p, m);
+	r = vc_prepare(vc_conf_camera(conf, name), path, false, p, m);
 	vc_conf_free(conf);
 	unlink(path);
 	return r;
