@@ -146,6 +146,11 @@ test-v4l2_LIBS := $(LIBS_BACKENDS)
 test-daemon_SRC := $(CORE)/daemon.c $(CORE)/session.c $(CORE)/offer.c $(CORE)/config.c lib/statefile.c \
 	$(CORE)/convert.c lib/ctrlname.c $(BACKENDS_SRC)
 test-daemon_LIBS := $(LIBS_DAEMON)
+# The daemon and its sessions against a stand-in for the bridge: the fuzz target's shim sends
+# their ioctl(), open(), mmap() and munmap() calls to tests/unit/test-reload.c.
+test-reload_SRC := $(test-daemon_SRC)
+test-reload_LIBS := $(LIBS_DAEMON)
+test-reload_CFLAGS := -include tests/fuzz/fuzz-session-shim.h
 # The offer without a backend instance: offer.c, with config.c for the messages (and what
 # config.c links: the backend registry) and convert.c for what libv4lconvert makes.
 test-offer_SRC := $(CORE)/offer.c $(CORE)/convert.c $(CORE)/config.c lib/ctrlname.c \
@@ -159,7 +164,8 @@ UNIT_COMMON := tests/unit/lsan-glib.c
 .SECONDEXPANSION:
 $(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(UNIT_COMMON) tests/unit/lsan-glib.h $(HDRS) | pkgcheck
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_TEST) -O1 $(SAN) $(INCLUDES) -Itests/unit -o $@ $< $(test-$*_SRC) $(UNIT_COMMON) \
+	$(CC) $(CFLAGS_TEST) -O1 $(SAN) $(INCLUDES) -Itests/unit $(test-$*_CFLAGS) -o $@ $< \
+		$(test-$*_SRC) $(UNIT_COMMON) \
 		-lcmocka $(test-$*_LIBS)
 
 # libFuzzer targets (clang): the config and Y4M parsers, a session's event handling.

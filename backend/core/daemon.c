@@ -432,6 +432,28 @@ static struct vc_session *serve(struct vc_daemon *d, size_t i, struct vc_prepare
 	return s;
 }
 
+/*
+ * Says which camera a reload removes (@why: "section removed", ...), and what its applications
+ * get: from REMOVE on every call on their handles fails with ENODEV and a blocked DQBUF or
+ * read() wakes with it (docs/uapi.md); a warning when one streams it or has it open.
+ */
+static void log_removal(struct vc_session *s, const char *name, const char *why)
+{
+	unsigned int open = vc_session_open_count(s);
+	char what[256];
+
+	vc_session_describe(s, what, sizeof(what));
+	if (vc_session_streaming(s))
+		vc_warn("camera %s: %s while an application streams it: removing %s; its consumers get ENODEV on every call from now on (a blocked DQBUF wakes with it) and must close the node",
+			name, why, what);
+	else if (open)
+		vc_warn("camera %s: %s: removing %s, which %u application%s open: %s ENODEV on every call from now on",
+			name, why, what, open, open == 1 ? " has" : "s have",
+			open == 1 ? "it gets" : "they get");
+	else
+		vc_log("camera %s: %s: removing %s", name, why, what);
+}
+
 void vc_daemon_apply(struct vc_daemon *d, struct vc_conf *conf, struct vc_prepared **prep)
 {
 	struct vc_session *old[VC_MAX_CAMERAS];
@@ -440,11 +462,7 @@ void vc_daemon_apply(struct vc_daemon *d, struct vc_conf *conf, struct vc_prepar
 	/* Sections that went away: their cameras go (consumers get ENODEV), streaming or not. */
 	for (size_t i = 0; old_conf && i < old_conf->ncams; i++) {
 		if (d->sessions[i] && !vc_conf_camera(conf, old_conf->cams[i].name)) {
-			if (vc_session_streaming(d->sessions[i]))
-				vc_warn("camera %s: section removed while an application streams it: its consumers get ENODEV",
-					old_conf->cams[i].name);
-			else
-				vc_log("camera %s: section removed", old_conf->cams[i].name);
+			log_removal(d->sessions[i], old_conf->cams[i].name, "section removed");
 			vc_session_free(d->sessions[i], true);
 			d->sessions[i] = NULL;
 		}
@@ -465,12 +483,10 @@ void vc_daemon_apply(struct vc_daemon *d, struct vc_conf *conf, struct vc_prepar
 		}
 		if (s && cc->absent[0]) {
 			/* Its changed section names a source that is not there: the camera goes. */
-			if (vc_session_streaming(s))
-				vc_warn("camera %s: removed while an application streams it, its source is absent (%s): its consumers get ENODEV",
-					cc->name, cc->absent);
-			else
-				vc_log("camera %s: removed, its source is absent (%s)", cc->name,
-				       cc->absent);
+			char why[sizeof(cc->absent) + 32];
+
+			snprintf(why, sizeof(why), "its source is absent (%s)", cc->absent);
+			log_removal(s, cc->name, why);
 			vc_session_free(s, true);
 			s = NULL;
 		}

@@ -119,6 +119,31 @@ bool vc_session_streaming(const struct vc_session *s)
 	return s->streaming;
 }
 
+unsigned int vc_session_open_count(const struct vc_session *s)
+{
+	return s->open;
+}
+
+const char *vc_session_describe(const struct vc_session *s, char *buf, size_t len)
+{
+	uint32_t n = s->cam.capture_count ? s->cam.capture_count : 1;
+	size_t o;
+
+	/* The label as the bridge has it: checked printable at load (text.h), still escaped. */
+	o = (size_t)snprintf(buf, len, "camera %u '", s->cam.id);
+	if (o < len)
+		vc_escape(buf + o, len - o, s->cam.label, strnlen(s->cam.label, sizeof(s->cam.label)));
+	o = strlen(buf);
+	if (o < len)
+		snprintf(buf + o, len - o, "', capture /dev/video%d", s->cam.capture_nr);
+	for (uint32_t i = 1; i < n && i < VIACAM_MAX_CAPTURES; i++) {
+		o = strlen(buf);
+		if (o < len)
+			snprintf(buf + o, len - o, ", /dev/video%d", s->cam.capture_nrs[i - 1]);
+	}
+	return buf;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;

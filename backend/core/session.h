@@ -50,6 +50,10 @@ const char *vc_session_name(const struct vc_session *s);
 const char *vc_session_backend_name(const struct vc_session *s);
 /* Whether an application streams the camera (removing it gives its consumers ENODEV). */
 bool vc_session_streaming(const struct vc_session *s);
+/* How many capture file handles are open on the camera (the bridge's last count). */
+unsigned int vc_session_open_count(const struct vc_session *s);
+/* "camera 3 'Label', capture /dev/video10[, /dev/video12...]" into @buf, for the log. */
+const char *vc_session_describe(const struct vc_session *s, char *buf, size_t len);
 
 /*
  * For tests/fuzz/fuzz-session.c, which drives a session without the bridge: one event as
