@@ -8,7 +8,8 @@
  * a regular file, a directory, a FIFO, a socket, a block device and a character device of
  * another driver without opening it (opening a tty, a watchdog or a tape does things); a
  * V4L2 node is opened O_NOCTTY, checked again by fstat() and refused unless QUERYCAP says it
- * captures video, single-planar, and is no viacam node (a camera fed from viacam itself).
+ * captures video, single-planar (a viacam backend node does not; another viacam camera's
+ * capture node may feed this one).
  * create() opens the device once to list its formats, sizes and rates (what it produces
  * natively, not libv4l2's emulated formats: the session converts with libv4lconvert itself)
  * and closes it again, so the device is idle until a consumer streams. Opening it, setting
@@ -65,8 +66,6 @@
 #define NR_BUFS 4
 /* The character major of every V4L2 node (the kernel's VIDEO_MAJOR, include/media/v4l2-dev.h). */
 #define V4L2_MAJOR 81
-/* The driver name viacam's nodes give in QUERYCAP (kmod/viacam.h, VIACAM_DRIVER). */
-#define VIACAM_DRIVER_NAME "viacam"
 
 /* The open, streaming device. */
 struct v4l2_dev {
@@ -298,8 +297,6 @@ const char *vc_v4l2_cap_problem(const struct v4l2_capability *cap)
 	uint32_t caps = cap->capabilities & V4L2_CAP_DEVICE_CAPS ? cap->device_caps :
 								    cap->capabilities;
 
-	if (strncmp((const char *)cap->driver, VIACAM_DRIVER_NAME, sizeof(cap->driver)) == 0)
-		return "is a viacam node: a camera cannot feed from viacam";
 	if (caps & V4L2_CAP_VIDEO_CAPTURE)
 		return NULL;
 	if (caps & V4L2_CAP_VIDEO_CAPTURE_MPLANE)
