@@ -43,9 +43,11 @@
  *
  * Threads: GStreamer's streaming threads touch only the eventfd (write) and the appsink's own
  * queue. The instance's worker thread makes every state change (elements may wait in one, up
- * to 30 s for pipewiresrc) and owns pw_fd; it gets each pipeline (with a reference of its own)
- * in the command that plays or stops it, and drops it once it is NULL. Every field but pw_fd
- * is the event-loop thread's, which makes the pipelines. release() hands @b to the worker.
+ * to 30 s for pipewiresrc), the caps probe's READY included, and owns pw_fd; it gets each
+ * pipeline (with a reference of its own) in the command that probes, plays or stops it, and
+ * drops it once it is NULL. create() waits for the probe's answer at most PROBE_WAIT_MS;
+ * probe_mu guards that answer. Every other field is the event-loop thread's, which makes the
+ * pipelines. release() hands @b to the worker, which frees it once its commands are done.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -73,6 +75,13 @@
 /* At most this many of the source's own sizes and rates are offered (2 formats x 8 x 4). */
 #define PROBE_SIZES 8
 #define PROBE_RATES 4
+/*
+ * How long create() waits for the probe, which the worker runs: create() runs on the event
+ * loop, and a source can wait in READY for long (pipewiresrc 30 s for an unresponsive
+ * PipeWire). A source that has not answered by then offers the defaults; the worker finishes
+ * its probe on its own and drops the answer.
+ */
+#define PROBE_WAIT_MS 1000
 
 static const uint32_t default_sizes[][2] = { { 640, 480 }, { 320, 240 }, { 1280, 720 } };
 static const uint32_t default_intervals[][2] = { { 1, 30 }, { 1, 15 } };
@@ -124,6 +133,13 @@ struct gst_backend {
 	bool eos_reported;
 	GstVideoInfo info;	/* of the last sample's caps */
 	GstCaps *info_caps;	/* the caps @info was made from */
+	/* probe_mu guards the probe's answer: the worker makes it, create() waits for it */
+	GMutex probe_mu;
+	GCond probe_cv;
+	bool probe_done;	/* the worker has answered */
+	bool probe_abandoned;	/* create() stopped waiting: the answer is dropped */
+	uint32_t psizes[PROBE_SIZES][2], prates[PROBE_RATES][2];
+	size_t npsizes, nprates;
 };
 
 static const char *const gst_keys[] = { "pipeline", NULL };
@@ -215,14 +231,14 @@ static void probe_structure(const GstStructure *st, uint32_t sizes[][2], size_t 
  * What the source offers, asked upstream of videoconvert with the pipeline in READY (devices
  * open, nothing streams). Sources with sometimes-pads (decodebin) answer nothing yet.
  */
-static void probe(struct gst_backend *b, uint32_t sizes[][2], size_t *nsizes,
+static void probe(GstElement *pipe, uint32_t sizes[][2], size_t *nsizes,
 		  uint32_t rates[][2], size_t *nrates)
 {
-	GstElement *conv = gst_bin_get_by_name(GST_BIN(b->pipe), "vc_convert");
+	GstElement *conv = gst_bin_get_by_name(GST_BIN(pipe), "vc_convert");
 	GstPad *pad = conv ? gst_element_get_static_pad(conv, "sink") : NULL;
 	GstCaps *caps = NULL;
 
-	if (pad && gst_element_set_state(b->pipe, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE &&
+	if (pad && gst_element_set_state(pipe, GST_STATE_READY) != GST_STATE_CHANGE_FAILURE &&
 	    gst_pad_is_linked(pad))
 		caps = gst_pad_peer_query_caps(pad, NULL);
 	if (caps && !gst_caps_is_any(caps))
@@ -235,13 +251,43 @@ static void probe(struct gst_backend *b, uint32_t sizes[][2], size_t *nsizes,
 		gst_object_unref(pad);
 	if (conv)
 		gst_object_unref(conv);
-	gst_element_set_state(b->pipe, GST_STATE_NULL);
-	b->used = true;
+	gst_element_set_state(pipe, GST_STATE_NULL);
 }
 
 static gpointer worker(gpointer data);
 extern const struct vc_backend_ops vc_backend_gst;
 static void free_instance(struct gst_backend *b);
+static void request(struct gst_backend *b, int op);
+
+/* The worker's commands (worker()). */
+enum { CMD_PLAY = 1, CMD_NULL, CMD_QUIT, CMD_PROBE };
+
+/*
+ * The probe, run by the worker (CMD_PROBE) on the current pipeline, which is then spent (the
+ * first start makes a new one): its answer if it comes within PROBE_WAIT_MS, else none (the
+ * defaults apply) and the worker drops the late answer.
+ */
+static void wait_probe(struct gst_backend *b, uint32_t sizes[][2], size_t *nsizes,
+		       uint32_t rates[][2], size_t *nrates)
+{
+	gint64 end = g_get_monotonic_time() + PROBE_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+
+	b->used = true;
+	request(b, CMD_PROBE);
+	g_mutex_lock(&b->probe_mu);
+	while (!b->probe_done)
+		if (!g_cond_wait_until(&b->probe_cv, &b->probe_mu, end))
+			break;
+	if (b->probe_done) {
+		memcpy(sizes, b->psizes, sizeof(b->psizes));
+		memcpy(rates, b->prates, sizeof(b->prates));
+		*nsizes = b->npsizes;
+		*nrates = b->nprates;
+	} else {
+		b->probe_abandoned = true;
+	}
+	g_mutex_unlock(&b->probe_mu);
+}
 
 static int make_fds(struct gst_backend *b)
 {
@@ -361,6 +407,8 @@ int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int
 	if (!b)
 		return vc_err(err, line, -ENOMEM, "out of memory");
 	b->efd = b->tfd = b->epfd = b->pw_fd = b->bus_fd = -1;
+	g_mutex_init(&b->probe_mu);
+	g_cond_init(&b->probe_cv);
 	b->line = line;
 	b->ops = ops;
 	b->desc = strdup(desc);
@@ -394,7 +442,7 @@ int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int
 	/* Not for a check: READY opens what the elements open (a filesink truncates its file,
 	 * a tcpserversink listens), and a check must change nothing. */
 	if (probe_caps && !conf->check_only && (!nsizes || !nrates))
-		probe(b, psizes, &npsizes, prates, &nprates);
+		wait_probe(b, psizes, &npsizes, prates, &nprates);
 	if (!nsizes) {
 		sizes = npsizes ? (const uint32_t (*)[2])psizes : default_sizes;
 		nsizes = npsizes ? npsizes : sizeof(default_sizes) / sizeof(default_sizes[0]);
@@ -476,8 +524,6 @@ static void drain(int fd)
  * server), and the event loop that serves every camera must not wait with them. Commands
  * come in order through b->cmds: a stop followed by a start is a NULL followed by a PLAYING.
  */
-enum { CMD_PLAY = 1, CMD_NULL, CMD_QUIT };
-
 struct cmd {
 	int op;
 	GstElement *pipe;	/* a reference of the worker's (NULL for CMD_QUIT) */
@@ -561,6 +607,25 @@ static void worker_play(struct gst_backend *b, struct cmd *c)
 		post_error(c->pipe, "the pipeline does not start");
 }
 
+/* The probe for create(), which waits at most PROBE_WAIT_MS for the answer. */
+static void worker_probe(struct gst_backend *b, struct cmd *c)
+{
+	uint32_t sizes[PROBE_SIZES][2], rates[PROBE_RATES][2];
+	size_t nsizes = 0, nrates = 0;
+
+	probe(c->pipe, sizes, &nsizes, rates, &nrates);
+	g_mutex_lock(&b->probe_mu);
+	if (!b->probe_abandoned) {
+		memcpy(b->psizes, sizes, sizeof(sizes));
+		memcpy(b->prates, rates, sizeof(rates));
+		b->npsizes = nsizes;
+		b->nprates = nrates;
+	}
+	b->probe_done = true;
+	g_cond_signal(&b->probe_cv);
+	g_mutex_unlock(&b->probe_mu);
+}
+
 static gpointer worker(gpointer data)
 {
 	struct gst_backend *b = data;
@@ -571,6 +636,8 @@ static gpointer worker(gpointer data)
 
 		if (op == CMD_PLAY)
 			worker_play(b, c);
+		else if (op == CMD_PROBE)
+			worker_probe(b, c);
 		else
 			worker_null(b, c);
 		cmd_free(c);
@@ -854,6 +921,8 @@ static void free_instance(struct gst_backend *b)
 		close(b->tfd);
 	if (b->epfd >= 0)
 		close(b->epfd);
+	g_mutex_clear(&b->probe_mu);
+	g_cond_clear(&b->probe_cv);
 	free(b->desc);
 	free(b);
 }

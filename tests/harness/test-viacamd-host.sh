@@ -10,7 +10,9 @@
 #  - -c is resolved on every reload: after its symlink is repointed, a reload reads the new
 #    target, and saving the target (in another directory) reloads too;
 #  - one viacamd per state file: a second one refuses to start, saying which pid runs; and
-#    none starts with its state file in a directory others can write.
+#    none starts with its state file in a directory others can write;
+#  - a gst source that hangs in READY (pipewiresrc on a PipeWire socket that never answers)
+#    does not keep SIGTERM waiting.
 # Runs build/host/viacamd and viacamctl (make host). Needs no root for these checks.
 # expected-seconds: 15
 set -u
@@ -177,6 +179,41 @@ if [ "$rc" = 1 ] && grep -q "writable by others" "$work/pub.log" && [ ! -e "$wor
 	good "no start with the state file in a directory others can write: $(head -n 1 "$work/pub.log")"
 else
 	bad "a state file in a directory others can write: exit $rc, $(head -c 300 "$work/pub.log")"
+fi
+
+# --- A source that hangs in its start holds up no signal: a gst camera "pipewiresrc" whose
+# PipeWire socket accepts and never answers (pipewiresrc waits 30 s in READY for it) beside a
+# pattern camera. SIGTERM is handled within 1.5 s, not when the source gives up.
+if ! command -v perl >/dev/null || ! gst-inspect-1.0 pipewiresrc >/dev/null 2>&1; then
+	echo "skipped: no perl or no pipewiresrc here, the hung source is not tried"
+else
+	mkdir -p "$work/hung"
+	perl -MIO::Socket::UNIX -e '
+		my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Local => $ARGV[0], Listen => 8)
+			or die "listen: $!";
+		my @c;
+		while (my $c = $s->accept) { push @c, $c }	# accept, never answer
+	' "$work/hung/pipewire-0" &
+	pids+=($!)
+	for ((i = 0; i < 50; i++)); do [ -S "$work/hung/pipewire-0" ] && break; sleep 0.1; done
+	printf '[camera slow]\nbackend = gst\npipeline = pipewiresrc\n[camera p]\n' >"$work/hung.conf"
+	PIPEWIRE_REMOTE=$work/hung/pipewire-0 "$bin" --control /dev/null --state "$work/hung/run/cameras" \
+		-c "$work/hung.conf" >"$work/hung.log" 2>&1 &
+	hpid=$!
+	pids+=($hpid)
+	wait_log "$work/hung.log" "starting with" 5 || bad "viacamd on the hung source did not start: $(head -c 300 "$work/hung.log")"
+	sleep 0.3
+	t0=$(date +%s%N)
+	kill -TERM "$hpid"
+	for ((i = 0; i < 400; i++)); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.1; done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	if kill -0 "$hpid" 2>/dev/null; then
+		bad "SIGTERM beside a hung pipewiresrc: viacamd still runs after $ms ms: $(tail -n 3 "$work/hung.log")"
+	elif [ "$ms" -gt 1500 ]; then
+		bad "SIGTERM beside a hung pipewiresrc was handled after $ms ms: $(tail -n 3 "$work/hung.log")"
+	else
+		good "SIGTERM beside a hung pipewiresrc handled in $ms ms"
+	fi
 fi
 
 [ "$ok" = 1 ]

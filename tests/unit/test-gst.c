@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -473,6 +475,50 @@ static void test_error_text_escaped(void **state)
 	vc_backend_gst.release(priv);
 }
 
+/*
+ * create() runs on viacamd's event loop and asks the source's caps in READY, where a source
+ * can wait for long: pipewiresrc waits 30 s for a PipeWire that accepts and never answers.
+ * create() waits at most a second for that answer, offers the defaults without it, and the
+ * instance is released at once (its thread finishes the state change on its own).
+ */
+static void test_hung_source_does_not_hold_create(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[] = "/tmp/test-gst-XXXXXX";
+	struct vc_error err = { 0 };
+	struct vc_modes modes = { 0 };
+	struct conf cf;
+	uint64_t t0, ms;
+	void *priv;
+	int lfd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/pipewire-0", dir);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 8), 0);	/* connections wait in the backlog, unanswered */
+	setenv("PIPEWIRE_REMOTE", sa.sun_path, 1);
+	conf_init(&cf, "pipewiresrc");
+	t0 = now_ms();
+	assert_int_equal(vc_backend_gst.create(&cf.c, &priv, &err), 0);
+	ms = now_ms() - t0;
+	print_message("create() took %llu ms\n", (unsigned long long)ms);
+	assert_true(ms < 1500);
+	/* the defaults: 640x480 320x240 1280x720 at 30 and 15 fps, YUYV and NV12 */
+	vc_backend_gst.describe(priv, &modes);
+	assert_int_equal(modes.n, 12);
+	assert_true(has_mode(&modes, V4L2_PIX_FMT_YUYV, 1280, 720, 1, 15));
+	t0 = now_ms();
+	vc_backend_gst.release(priv);
+	assert_true(now_ms() - t0 < 100);
+	unsetenv("PIPEWIRE_REMOTE");
+	close(lfd);
+	unlink(sa.sun_path);
+	rmdir(dir);
+}
+
 /* The pipewire backend's keys: a target without quoting tricks, an absolute socket path. */
 static void test_pipewire_keys(void **state)
 {
@@ -560,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_sometimes_pads_restart),
 		cmocka_unit_test(test_failure_reported_and_recovered),
 		cmocka_unit_test(test_error_text_escaped),
+		cmocka_unit_test(test_hung_source_does_not_hold_create),
 		cmocka_unit_test(test_pipewire_keys),
 		cmocka_unit_test(test_pipewire_unreachable),
 	};
