@@ -4,11 +4,11 @@
 #   make run        the main job: bridge + viacamd on conf/viacam.conf (in a QEMU guest here;
 #                   fetches and builds only what that needs: one kernel, its module, viacamd)
 #   make check      unit tests on the host, then integration tests in QEMU on each kernel of
-#                   the matrix (6.1, 6.12, 6.12-rt, sid's 7.2, and the self-built 6.1-debug)
-#                   (6.12-rt and 6.1-debug run the locking and lifetime tests)
+#                   the matrix (6.1, 6.12, 6.12-rt, sid's 7.2, and the self-built 7.2-debug)
+#                   (6.12-rt and 7.2-debug run the locking and lifetime tests)
 #   make check-full   every integration test on every kernel of the matrix
 #   make check-quick  only 6.1 and 6.12
-#   make vm-shell   interactive guest (KERNEL=6.1|6.12|6.12-rt|7.2|6.1-debug) with viacam.ko
+#   make vm-shell   interactive guest (KERNEL=6.1|6.12|6.12-rt|7.2|7.2-debug) with viacam.ko
 #   make kernels    fetch/re-use the Debian kernels of the test matrix (~/.cache/viacam; 7.2
 #                   with the sid root it is built in, tools/vm/sid-root.sh)
 #   make deps       install the Debian packages the project needs
@@ -243,7 +243,7 @@ check-quick: deps
 # for 600 s (VIACAM_FUZZ_SEED=N replays a seed) and TEST-08-stress with a 600 s ioctl phase.
 # VIACAM_TEST_TIMEOUT replaces the tests' own timeout file (tests/run.sh still triples it on
 # debug kernels).
-NIGHTLY_KERNELS ?= 6.1-debug
+NIGHTLY_KERNELS ?= 7.2-debug
 fuzz-nightly: deps
 	$(MAKE) kernels VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
 	$(MAKE) host kmod-all VIACAM_KERNELS="$(NIGHTLY_KERNELS)"

@@ -4,7 +4,7 @@
 #
 # Usage: tests/run.sh [--unit-only]
 # Environment knobs:
-#   VIACAM_KERNELS   kernel series to test on (default "6.1 6.12 6.12-rt 7.2 6.1-debug")
+#   VIACAM_KERNELS   kernel series to test on (default "6.1 6.12 6.12-rt 7.2 7.2-debug")
 #   VIACAM_MATRIX    ci (default): each integration test runs on the series of its "ci-kernels"
 #                    file (when it has one), else on every series of VIACAM_KERNELS;
 #                    full: every test on every series (make check-full)
@@ -102,7 +102,7 @@ if [ "${1:-}" != --unit-only ]; then
 	# --- the job list: host checks (scripts that may boot guests themselves) and one fresh
 	# guest per integration test and kernel. A job is "KIND NAME SERIES PATH".
 	joblist=()
-	all_series=${VIACAM_KERNELS:-6.1 6.12 6.12-rt 7.2 6.1-debug}
+	all_series=${VIACAM_KERNELS:-6.1 6.12 6.12-rt 7.2 7.2-debug}
 	for t in tests/harness/test-*.sh; do
 		[ -f "$t" ] || continue
 		name=harness/$(basename "$t" .sh)

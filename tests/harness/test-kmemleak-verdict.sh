@@ -5,7 +5,7 @@
 # without the leak passes, so the verdict comes from the leak and not from the kernel; a run
 # in which kmemleak turned itself off fails as well (its silence would prove nothing).
 # expected-seconds: 180 (the runner's guess on a fresh machine: long jobs start first)
-# needs-kernel: 6.1-debug
+# needs-kernel: 7.2-debug
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$(mktemp -d)}
@@ -28,11 +28,11 @@ printf '#!/bin/bash\nexec bash %q 0\n' "$work/leak.sh" >"$work/leak0.sh"
 # find no leak whatever happened, so it must fail too.
 printf '#!/bin/bash\necho off >/sys/kernel/debug/kmemleak\n' >"$work/off.sh"
 
-"$run" --kernel 6.1-debug --timeout 400 --results "$work/leak" "$work/leak4.sh" 2>"$work/leak.err" &
+"$run" --kernel 7.2-debug --timeout 400 --results "$work/leak" "$work/leak4.sh" 2>"$work/leak.err" &
 p1=$!
-"$run" --kernel 6.1-debug --timeout 400 --results "$work/off" "$work/off.sh" 2>"$work/off.err" &
+"$run" --kernel 7.2-debug --timeout 400 --results "$work/off" "$work/off.sh" 2>"$work/off.err" &
 p2=$!
-"$run" --kernel 6.1-debug --timeout 400 --results "$work/clean" "$work/leak0.sh" 2>"$work/clean.err"
+"$run" --kernel 7.2-debug --timeout 400 --results "$work/clean" "$work/leak0.sh" 2>"$work/clean.err"
 rc=$?
 wait "$p1"; rc_leak=$?
 wait "$p2"; rc_off=$?

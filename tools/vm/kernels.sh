@@ -7,10 +7,11 @@
 #
 # Nothing here touches the host's /boot or /lib/modules: packages are fetched with
 # `apt-get download` and unpacked with `dpkg -x` into $VIACAM_CACHE/kernels/<kver>/root.
-# SERIES defaults to "6.1 6.12 6.12-rt 7.2 6.1-debug" (the test matrix; VIACAM_KERNELS
+# SERIES defaults to "6.1 6.12 6.12-rt 7.2 7.2-debug" (the test matrix; VIACAM_KERNELS
 # overrides). Fetched kernels are re-used: a series is looked up in the archive only when the
-# cache holds none of it, or when VIACAM_KERNEL_REFRESH=1 is set. "6.1-debug" is not fetched
-# but built from Debian's linux-source-6.1 (lockdep, KASAN, kmemleak) by build-debug-kernel.sh.
+# cache holds none of it, or when VIACAM_KERNEL_REFRESH=1 is set. "7.2-debug" is not fetched
+# but built from sid's linux-source-7.2 with the host's gcc (lockdep, KASAN, kmemleak) by
+# build-debug-kernel.sh.
 # "7.2" is sid's kernel: its packages are looked up and downloaded inside the cached sid root
 # (sid-root.sh; the host's apt sources stay bookworm's), unpacked here like the others, and
 # its modules are built in that root with sid's gcc (the cache entry's "buildroot" file says
@@ -19,7 +20,7 @@ set -euo pipefail
 
 CACHE=${VIACAM_CACHE:-$HOME/.cache/viacam}
 KCACHE=$CACHE/kernels
-DEFAULT_SERIES=${VIACAM_KERNELS:-"6.1 6.12 6.12-rt 7.2 6.1-debug"}
+DEFAULT_SERIES=${VIACAM_KERNELS:-"6.1 6.12 6.12-rt 7.2 7.2-debug"}
 here=$(cd "$(dirname "$0")" && pwd)
 
 die() { echo "kernels.sh: $*" >&2; exit 1; }
@@ -27,8 +28,8 @@ die() { echo "kernels.sh: $*" >&2; exit 1; }
 # Dies unless $1 is a series this script knows.
 known_series() {
 	case "$1" in
-	6.1 | 6.12 | 6.12-rt | 7.2 | 6.1-debug) ;;
-	*) die "unknown kernel series '$1' (known: 6.1, 6.12, 6.12-rt, 7.2, 6.1-debug)" ;;
+	6.1 | 6.12 | 6.12-rt | 7.2 | 7.2-debug) ;;
+	*) die "unknown kernel series '$1' (known: 6.1, 6.12, 6.12-rt, 7.2, 7.2-debug)" ;;
 	esac
 }
 
@@ -49,7 +50,7 @@ flavour() { case "$1" in *-rt) echo rt-amd64 ;; *) echo amd64 ;; esac; }
 
 # Where a series' packages come from and its modules are built: "host" (bookworm: the host's
 # apt and gcc-12) or "sid" (the sid root).
-buildroot() { case "$1" in 7.*) echo sid ;; *) echo host ;; esac; }
+buildroot() { case "$1" in *-debug) echo host ;; 7.*) echo sid ;; *) echo host ;; esac; }
 
 # apt SERIES CMD ARG...: an apt command against the archive of a series.
 apt_for() {
@@ -95,7 +96,7 @@ cached_dir() {
 
 fetch_one() {
 	local series=$1 abi flav kver dir tmp hdr_common kbuild
-	if [ "$series" = 6.1-debug ]; then
+	if [ "$series" = 7.2-debug ]; then
 		"$(dirname "$0")/build-debug-kernel.sh"
 		return
 	fi
@@ -197,8 +198,8 @@ fetch)
 	debug_pid=
 	others=()
 	for s in "$@"; do
-		if [ "$s" = 6.1-debug ] && [ $# -gt 1 ]; then
-			setsid "$0" fetch 6.1-debug &
+		if [ "$s" = 7.2-debug ] && [ $# -gt 1 ]; then
+			setsid "$0" fetch 7.2-debug &
 			debug_pid=$!
 			trap 'kill -TERM -- -"$debug_pid" 2>/dev/null' EXIT
 			trap 'exit 130' INT TERM
@@ -208,7 +209,7 @@ fetch)
 	done
 	for s in "${others[@]}"; do fetch_one "$s"; done
 	if [ -n "$debug_pid" ]; then
-		wait "$debug_pid" || die "the 6.1-debug kernel was not built (its messages are above)"
+		wait "$debug_pid" || die "the 7.2-debug kernel was not built (its messages are above)"
 		trap - EXIT
 	fi
 	;;

@@ -16,7 +16,7 @@
 # from before its STREAMON, never a stall. Afterwards (the invariants, as the unprivileged
 # user): each node gives a fresh open REQBUFS(4), CREATE_BUFS(2), frames and read(); once every
 # process has gone the kernel holds as many dma-bufs as before (debugfs bufinfo). The kernel log
-# must stay clean (checked by the harness: KASAN on 6.1-debug). VIACAM_HOSTILE_SEED=N replays
+# must stay clean (checked by the harness: KASAN on 7.2-debug). VIACAM_HOSTILE_SEED=N replays
 # a seed, VIACAM_HOSTILE_SECONDS sets the length of phase 1 (phase 2 runs two thirds of it),
 # VIACAM_HOSTILE_RECIPES the hostile sessions to run (vchostile --recipes; default all).
 . "$(dirname "$0")/../lib.sh"
