@@ -61,11 +61,18 @@ compliance_gate() {
 # the answers differ now and then (seen once in CI on 6.1). When that comparison is the only
 # unexpected failure, the run is repeated, at most twice; LOG.retries says how often.
 compliance_run() {
-	local dev=$1 log=$2 t=${3:-300} n
+	compliance_retry "$2" 'fmtdesc\.description mismatch|check_0\(crbufs\.reserved' \
+		timeout "${3:-300}" v4l2-compliance -d "$1" -s
+}
+
+# compliance_retry LOG TOLERATED CMD...: runs CMD into LOG, again (at most twice) while the
+# raced read/write comparison is its only fail/warn line beside those TOLERATED matches.
+compliance_retry() {
+	local log=$1 tolerated=${2:-^$} n
+	shift 2
 	for n in 0 1 2; do
-		timeout "$t" v4l2-compliance -d "$dev" -s >"$log" 2>&1
-		grep -E '^\s*(fail|warn):' "$log" |
-			grep -vE 'fmtdesc\.description mismatch|check_0\(crbufs\.reserved' |
+		"$@" >"$log" 2>&1
+		grep -E '^\s*(fail|warn):' "$log" | grep -vE "$tolerated" |
 			grep -qvE 'v4l2-test-buffers\.cpp\([0-9]+\): ret2 != ret \|\| err2 != err' && break
 		grep -qE 'ret2 != ret \|\| err2 != err' "$log" || break
 		[ "$n" -lt 2 ] && echo "run $((n + 1)): test read/write raced a frame; again" >>"$log.retries"
@@ -90,16 +97,7 @@ v4l2_compliance_new() {
 # compliance_run_new DEVICE LOG TIMEOUT ARG...: the newest v4l2-compliance with ARGs on
 # DEVICE into LOG, with compliance_run's repeat of a raced read/write comparison.
 compliance_run_new() {
-	local dev=$1 log=$2 t=$3 n
-	shift 3
-	for n in 0 1 2; do
-		v4l2_compliance_new timeout "$t" -d "$dev" "$@" >"$log" 2>&1
-		grep -E '^\s*(fail|warn):' "$log" |
-			grep -qvE 'v4l2-test-buffers\.cpp\([0-9]+\): ret2 != ret \|\| err2 != err' && break
-		grep -qE 'ret2 != ret \|\| err2 != err' "$log" || break
-		[ "$n" -lt 2 ] && echo "run $((n + 1)): test read/write raced a frame; again" >>"$log.retries"
-	done
-	return 0
+	compliance_retry "$2" '' v4l2_compliance_new timeout "$3" -d "$1" "${@:4}"
 }
 
 # compliance_gate_new LOG: the newest v4l2-compliance's verdict, nothing tolerated: a
