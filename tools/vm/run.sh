@@ -136,7 +136,14 @@ append+=" vm_results=$results vm_keep=$keep"
 [ -n "$script" ] && append+=" vm_script=$script"
 [ "$systemd" = 1 ] && append+=" vm_systemd=1"
 
-qemu=(qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu max -m "$memory" -smp "$smp"
+# The guest CPU is QEMU's "max" without ERMS. With ERMS the kernel's copy_user and clear_user
+# and glibc's memcpy for large blocks use "rep movsb", which TCG runs one byte per loop
+# round: a frame copy costs three to four times what the same copy costs in 8-byte moves
+# (measured in a 6.12 guest: 200 MB through a pipe 3.2 s with ERMS, 1.0 s without; a 500 MB
+# user-space memcpy 3.0 s and 0.8 s). Tests and benchmarks move frames all the time, and
+# real CPUs run rep movsb at full speed, so the guest without it is the closer picture of
+# where the time goes. VIACAM_QEMU_CPU replaces the model.
+qemu=(qemu-system-x86_64 -machine "$machine" -accel "$accel" -cpu "${VIACAM_QEMU_CPU:-max,-erms}" -m "$memory" -smp "$smp"
 	-nographic -no-reboot -nic none
 	-kernel "$vmlinuz" -initrd "$initrd"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
