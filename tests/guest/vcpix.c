@@ -25,6 +25,13 @@
  * format, FRAMESIZE bytes each): a reference the source made itself (gst-launch-1.0 with the
  * same conversion), for sources other than the pattern backend. Exits 0 when at least PERCENT
  * (default 99) per cent of the bytes differ by at most MAXDIFF (default 3).
+ *
+ *   vcpix --real FILE FRAMESIZE
+ *
+ * counts the frames of FILE (raw, FRAMESIZE bytes each) that are not neutral grey: more than
+ * 1000 of their bytes differ from 0x80 (what the bridge sends before a producer's first frame
+ * for a stream). Prints "REAL LAST": how many, and the number (from 1) of the last such frame
+ * (0: none). Exits 0 when FILE could be read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -242,6 +249,40 @@ static int same_main(int argc, char **argv)
 	return close_ * 100 >= size * pct ? 0 : 1;
 }
 
+static int real_main(int argc, char **argv)
+{
+	size_t size, n, real = 0, last = 0, grey;
+	uint8_t *frame;
+	FILE *f;
+
+	if (argc != 3 || !(size = strtoul(argv[2], NULL, 0))) {
+		fprintf(stderr, "usage: vcpix --real FILE FRAMESIZE\n");
+		return 2;
+	}
+	f = fopen(argv[1], "rb");
+	frame = malloc(size);
+	if (!f || !frame) {
+		fprintf(stderr, "vcpix: %s: %s\n", argv[1], strerror(errno));
+		if (f)
+			fclose(f);
+		free(frame);
+		return 1;
+	}
+	for (n = 1; fread(frame, 1, size, f) == size; n++) {
+		grey = 0;
+		for (size_t i = 0; i < size; i++)
+			grey += frame[i] == 0x80;
+		if (size - grey > 1000) {
+			real++;
+			last = n;
+		}
+	}
+	fclose(f);
+	free(frame);
+	printf("%zu %zu\n", real, last);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct vc_pattern_params p;
@@ -257,6 +298,8 @@ int main(int argc, char **argv)
 		return via_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "--same"))
 		return same_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "--real"))
+		return real_main(argc - 1, argv + 1);
 	vc_pattern_params_init(&p);
 	while ((o = getopt(argc, argv, "p:c:n:")) >= 0) {
 		switch (o) {

@@ -4,8 +4,10 @@ BIN=$VIACAM_BUILD/host
 RES=$VIACAM_RESULTS
 failures=0
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
+# Each verdict also goes to $RES/check-times with the test's elapsed seconds, to show where a
+# test spends its time.
+fail() { echo "FAIL: $*"; echo "$SECONDS FAIL: $*" >>"$RES/check-times"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; echo "$SECONDS ok: $*" >>"$RES/check-times"; }
 check() { # DESCRIPTION COMMAND...
 	local what=$1; shift
 	if "$@"; then pass "$what"; else fail "$what"; fi

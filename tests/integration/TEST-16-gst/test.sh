@@ -148,11 +148,9 @@ ref() { # NAME FORMAT W H SOURCE...: the reference frame gst-launch-1.0 makes of
 # last_real FILE SIZE: FILE cut after its last frame that is not neutral grey (a new stream gets
 # neutral frames until its pipeline runs, never an older picture), in FILE.real
 last_real() {
-	local i n=$(($(stat -c %s "$1") / $2))
-	for ((i = n - 1; i >= 0; i--)); do
-		[ "$(tail -c +$((i * $2 + 1)) "$1" | head -c "$2" | tr -d '\200' | wc -c)" -gt 1000 ] && break
-	done
-	head -c $(((i + 1) * $2)) "$1" >"$1.real"
+	local last
+	read -r _ last < <("$BIN/vcpix" --real "$1" "$2")
+	head -c $((${last:-0} * $2)) "$1" >"$1.real"
 }
 same() { # FILE REF SIZE [MAXDIFF [PERCENT]]: FILE's last frame against REF's first; sets $out
 	out=$("$BIN/vcpix" --same "$@" 2>&1)
