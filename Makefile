@@ -215,10 +215,10 @@ kernels: deps
 unit: asan
 	tests/run.sh --unit-only
 
-# make check: what CI runs (.ci/run). Unit tests, host checks, every integration test on
-# 6.12, the bridge's tests on 6.1 and 7.2, and the locking and lifetime tests (streaming,
-# blocking DQBUF, lifecycle, stress, fuzz) on 6.12-rt and the lockdep/KASAN kernel; each test's
-# "ci-kernels" file says where it runs. make check-full runs every test on every kernel. Each phase prints its wall
+# make check: what CI runs (.ci/run). Unit tests, host checks, the integration tests of user
+# space on 6.12, the bridge's tests on 6.1, 6.12 and 7.2, and the locking and lifetime tests
+# (blocking DQBUF, lifecycle, stress, fuzz, races) on 6.12-rt and the lockdep/KASAN kernel;
+# each test's "ci-kernels" file says where it runs. make check-full runs every test on every kernel. Each phase prints its wall
 # time ("== time ...").
 PHASE := scripts/phase.sh
 NPROC := $(shell nproc)
@@ -268,7 +268,7 @@ run:
 
 # make bench: viacam vs Debian's v4l2loopback (built here for each kernel, tools/bench/), side
 # by side in one QEMU guest run per kernel; writes docs/benchmarks.md and docs/benchmarks.png.
-BENCH_KERNELS ?= 6.1 6.12
+BENCH_KERNELS ?= 6.1 6.12 7.2
 bench: deps
 	$(MAKE) kernels VIACAM_KERNELS="$(BENCH_KERNELS)"
 	$(MAKE) host kmod-all bench-peer VIACAM_KERNELS="$(BENCH_KERNELS)"
