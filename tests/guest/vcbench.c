@@ -488,12 +488,13 @@ static bool send_lent(uint32_t counter, const struct frame_hdr *h)
 	/*
 	 * EAGAIN: every capture buffer is with the consumer. An unpaced producer waits for one
 	 * (yielding the CPU to the consumer), as a paced one would at its next frame, so that the
-	 * unpaced figure is the zero-copy path's; after a while it takes the copy path.
+	 * unpaced figure is the zero-copy path's; after a while it takes the copy path. With
+	 * several consumers nothing is ever lent (docs/uapi.md): one try, then the copy path.
 	 */
 	for (int tries = 0; ioctl(prod.fd, VIACAM_IOC_LEND, &l) < 0; tries++) {
 		if (errno != EAGAIN)
 			die("VIACAM_IOC_LEND: %s", strerror(errno));
-		if (opt_rate_paced || tries == 20000 || atomic_load(&stop_prod))
+		if (opt_rate_paced || opt.nextra > 0 || tries == 20000 || atomic_load(&stop_prod))
 			return false;
 		sched_yield();
 	}

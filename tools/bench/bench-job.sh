@@ -151,6 +151,7 @@ done
 
 # Several consumers of one stream: 2 and 4, unpaced, both producer paths, viacam and the peer.
 meta "consumers_size=$BENCH_CONSUMERS_SIZE"
+peer_multi=""
 part consumers && for n in 2 4; do
 	for path in write mmap lend; do
 		for impl in viacam v4l2loopback; do
@@ -165,7 +166,21 @@ part consumers && for n in 2 4; do
 				for ((k = 0; k < n - 1; k++)); do extra+=(--extra "$lb"); done
 				args=(--impl v4l2loopback --prod "$lb" --cap "$lb")
 			fi
+			[ $impl = v4l2loopback ] && [ "$peer_multi" = refused ] && continue
 			say "$impl $BENCH_CONSUMERS_SIZE $path, $n consumers"
+			if [ $impl = v4l2loopback ] && [ -z "$peer_multi" ]; then
+				# Does the peer let a second opener stream (0.12 does; later versions may not)?
+				# A one-second try, not counted.
+				peer_multi=ok
+				probe=$("$vcbench" stream "${args[@]}" "${extra[@]}" --size "$BENCH_CONSUMERS_SIZE" \
+					--path "$path" --mode fps --seconds 1 --kernel "$kver" 2>&1)
+				if grep -q 'REQBUFS capture: Device or resource busy' <<<"$probe"; then
+					peer_multi=refused
+					meta "peer_multi_consumers=refused"
+					say "v4l2loopback refuses a second streaming consumer (REQBUFS: EBUSY): no figures"
+					continue
+				fi
+			fi
 			run "$impl $path $n consumers" stream "${args[@]}" "${extra[@]}" \
 				--size "$BENCH_CONSUMERS_SIZE" --path "$path" --mode fps --seconds "$BENCH_FPS_SECONDS"
 		done

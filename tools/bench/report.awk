@@ -172,6 +172,9 @@ END {
 					num(kv) ? sprintf("%.2f", kv) : (kv == "" ? "—" : kv)
 			}
 			printf "\n"
+			if (meta[s, "peer_multi_consumers"] == "refused")
+				printf "v4l2loopback %s refuses a second consumer's streaming I/O on its node (REQBUFS: " \
+					"EBUSY), so it has no figures for several consumers here.\n\n", meta[s, "peer"]
 		}
 
 		# Table 2: latency.

@@ -3,7 +3,7 @@
 # run per kernel, then docs/benchmarks.md and docs/benchmarks.png.
 #
 # Usage: tools/bench/run.sh      (make bench builds what it needs first)
-# Knobs: BENCH_KERNELS (default "6.1 6.12"), BENCH_TIMEOUT (guest wall limit per kernel, 900 s),
+# Knobs: BENCH_KERNELS (default "6.1 6.12 7.2"), BENCH_TIMEOUT (guest wall limit per kernel, 900 s),
 # and the run lengths passed to the guest: BENCH_SIZES, BENCH_FPS_SECONDS, BENCH_LAT30_FRAMES,
 # BENCH_LAT60_FRAMES, BENCH_CTRL_SECONDS, BENCH_CONSUMERS_SIZE, BENCH_PARTS (defaults in
 # tools/bench/bench-job.sh).
@@ -11,7 +11,7 @@
 # Exit status: 0 when every guest run and every measurement in it succeeded.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
-kernels=${BENCH_KERNELS:-6.1 6.12}
+kernels=${BENCH_KERNELS:-6.1 6.12 7.2}
 timeout=${BENCH_TIMEOUT:-900}
 t0=$(date +%s)
 rc=0
