@@ -88,7 +88,7 @@ PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench vchostile
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 .PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-full check-quick unit run vm-shell clean \
-	fuzz-nightly stress-nightly bench bench-peer pkgcheck install install-user install-kmod uninstall
+	fuzz-nightly stress-nightly bench bench-worker bench-peer pkgcheck install install-user install-kmod uninstall
 .DELETE_ON_ERROR:
 
 all: host kmod
@@ -117,6 +117,8 @@ $(eval $(call prog,vcpix,tests/guest/vcpix.c $(BACKENDS_SRC),$(LIBS_BACKENDS)))
 $(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
 $(eval $(call prog,vcbench,tests/guest/vcbench.c,-lpthread))
 $(eval $(call prog,vchostile,tests/guest/vchostile.c,-lpthread))
+# make bench's host part: the worker process boundary's cost (tools/bench/worker-bench.c).
+$(eval $(call prog,vcwbench,tools/bench/worker-bench.c $(WORKER_SRC) $(BACKENDS_SRC),$(LIBS_DAEMON)))
 # A 32-bit backend for the compat_ioctl32 test (static: the guest needs no i386 libraries).
 $(BUILD)/host/vccompat32: tests/guest/vccompat.c $(HDRS)
 	@mkdir -p $(@D)
@@ -275,10 +277,18 @@ run:
 # make bench: viacam vs Debian's v4l2loopback (built here for each kernel, tools/bench/), side
 # by side in one QEMU guest run per kernel; writes docs/benchmarks.md and docs/benchmarks.png.
 BENCH_KERNELS ?= 6.1 6.12
-bench: deps
+bench: deps bench-worker
 	$(MAKE) kernels VIACAM_KERNELS="$(BENCH_KERNELS)"
 	$(MAKE) host kmod-all bench-peer VIACAM_KERNELS="$(BENCH_KERNELS)"
 	BENCH_KERNELS="$(BENCH_KERNELS)" tools/bench/run.sh
+
+# The cost of a sandboxed worker (docs/architecture.md, "Privilege separation"), on the host
+# (as root: the worker drops to viacam or nobody): CPU and wall time per frame in the daemon's
+# process and in a worker, and the worker-to-core hop. Results in build/bench/worker.txt.
+BENCH_WORKER_FRAMES ?= 2000
+bench-worker: $(BUILD)/host/vcwbench
+	@mkdir -p $(BUILD)/bench
+	$(BUILD)/host/vcwbench $(BENCH_WORKER_FRAMES) | tee $(BUILD)/bench/worker.txt
 
 bench-peer:
 	tools/bench/build-peer.sh $(BENCH_KERNELS)
