@@ -1190,6 +1190,8 @@ int vc_worker_main(int fd, const struct vc_backend_ops *(*find)(const char *name
 	char why[256];
 	ssize_t n;
 
+	/* "exe" otherwise (the core runs /proc/self/exe): ps and the journal name it */
+	prctl(PR_SET_NAME, "viacamd-worker", 0, 0, 0);
 	k.p = malloc(CREATE_MAX);
 	if (!c || !k.p)
 		return 1;

@@ -302,6 +302,7 @@ static void test_gst_worker_sandboxed(void **state)
 	}
 	status_field(pid, "Groups", v, sizeof(v));
 	assert_string_equal(v, "");
+	assert_string_equal(status_field(pid, "Name", v, sizeof(v)), "viacamd-worker");
 	assert_string_equal(status_field(pid, "CapInh", v, sizeof(v)), "0000000000000000");
 	assert_string_equal(status_field(pid, "CapPrm", v, sizeof(v)), "0000000000000000");
 	assert_string_equal(status_field(pid, "CapEff", v, sizeof(v)), "0000000000000000");
