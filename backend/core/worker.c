@@ -32,7 +32,8 @@
  *
  * Failure: a worker that exits, is killed (a crash, SIGSYS from the seccomp filter), breaks
  * the protocol, or does not answer a PING within vc_worker_hang_ms (then SIGKILLed) is
- * reported once through the frame's note (the session logs it with the camera's name) and
+ * reaped (or, if it does not die within 100 ms, left to reap later: the loop never waits for
+ * a process stuck in a driver), reported once through the frame's note (the session logs it with the camera's name) and
  * made again after 0.5 s, 1 s, 2 s ... 8 s (reset once a worker lived WORKER_STABLE_MS); it
  * is then given the same CREATE and, while streaming, a START. Meanwhile produce() says
  * -EAGAIN and the bridge repeats the last frame (or a neutral one), as for any backend that
@@ -375,6 +376,39 @@ static void drain(int fd)
 		;
 }
 
+/*
+ * Killed workers not reaped yet: a process in an uninterruptible sleep (a driver's ioctl)
+ * dies only when it leaves it, and the event loop must not wait for that. Event loop only.
+ */
+static pid_t orphans[64];
+static size_t norphans;
+
+static void reap_orphans(void)
+{
+	for (size_t i = 0; i < norphans;) {
+		if (waitpid(orphans[i], NULL, WNOHANG) != 0)	/* reaped, or not ours (ECHILD) */
+			orphans[i] = orphans[--norphans];
+		else
+			i++;
+	}
+}
+
+/* SIGKILLs @pid and reaps it if it dies within 100 ms (its status in *@status): true. */
+static bool kill_reap(pid_t pid, int *status)
+{
+	kill(pid, SIGKILL);
+	for (int i = 0; i < 100; i++) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			return r == pid;
+		usleep(1000);
+	}
+	if (norphans < sizeof(orphans) / sizeof(orphans[0]))
+		orphans[norphans++] = pid;
+	return false;
+}
+
 /* Forks and executes the worker; the instance's sock and pid. */
 static int spawn(struct winst *w)
 {
@@ -383,6 +417,7 @@ static int spawn(struct winst *w)
 
 	if (!vc_worker_exe)
 		return -ENOSYS;
+	reap_orphans();
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	pid = fork();
@@ -403,9 +438,11 @@ static int spawn(struct winst *w)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);	/* the core blocks its signals */
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);	/* the core's end is the worker's */
-		if (null >= 0)
-			dup2(null, 0);
-		if (dup2(sv[1], VC_WORKER_FD) < 0)
+		/* dup2 onto itself keeps FD_CLOEXEC: clear it then */
+		if (null >= 0 && (null == 0 ? fcntl(0, F_SETFD, 0) : dup2(null, 0)) < 0)
+			_exit(127);
+		if ((sv[1] == VC_WORKER_FD ? fcntl(sv[1], F_SETFD, 0) :
+		     dup2(sv[1], VC_WORKER_FD)) < 0)
 			_exit(127);
 		/* every fd but stdin (/dev/null), stdout, stderr (the journal) and the socket */
 		if (syscall(__NR_close_range, VC_WORKER_FD + 1, ~0u, 0) < 0) {
@@ -453,11 +490,8 @@ static void worker_lost(struct winst *w, const char *why, char *note, size_t nle
 	int status = 0;
 	pid_t pid = w->pid;
 
-	if (w->pid > 0) {
-		kill(w->pid, SIGKILL);
-		if (waitpid(w->pid, &status, 0) == w->pid)
-			how_it_ended(status, how, sizeof(how));
-	}
+	if (w->pid > 0 && kill_reap(w->pid, &status))
+		how_it_ended(status, how, sizeof(how));
 	if (w->sock >= 0) {
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->sock, NULL);
 		close(w->sock);
@@ -548,10 +582,11 @@ static ssize_t wait_for(struct winst *w, uint32_t type, void *buf, size_t len, u
 
 static void proxy_free(struct winst *w)
 {
-	if (w->pid > 0) {
-		kill(w->pid, SIGKILL);
-		waitpid(w->pid, NULL, 0);
-	}
+	int status;
+
+	if (w->pid > 0)
+		kill_reap(w->pid, &status);
+	reap_orphans();
 	if (w->sock >= 0)
 		close(w->sock);
 	if (w->ring)
@@ -619,8 +654,7 @@ static int proxy_create_for(const struct vc_backend_ops *real, const struct vc_b
 		char how[160] = "";
 		int status;
 
-		kill(w->pid, SIGKILL);
-		if (waitpid(w->pid, &status, 0) == w->pid)
+		if (kill_reap(w->pid, &status))
 			how_it_ended(status, how, sizeof(how));
 		w->pid = -1;
 		r = vc_err(err, 0, -EIO, "%s: the worker process did not answer%s%s", real->name,
@@ -815,10 +849,12 @@ static int proxy_produce(void *priv, struct vc_frame *fr)
 	if (read(w->rtfd, &v, sizeof(v)) == sizeof(v) && w->dead)
 		restart(w, fr);
 	if (read(w->hbfd, &v, sizeof(v)) == sizeof(v) && !w->dead) {
-		if (w->ping_out &&
-		    mono_ns() - w->ping_ns > (uint64_t)vc_worker_hang_ms * 1000000u) {
-			snprintf(note, sizeof(note), "did not answer for %u ms (hung)",
-				 vc_worker_hang_ms);
+		/* a restarted worker answers once it made its instance (GStreamer's start) */
+		unsigned int limit = w->created || vc_worker_hang_ms > WORKER_CREATE_MS ?
+				     vc_worker_hang_ms : WORKER_CREATE_MS;
+
+		if (w->ping_out && mono_ns() - w->ping_ns > (uint64_t)limit * 1000000u) {
+			snprintf(note, sizeof(note), "did not answer for %u ms (hung)", limit);
 			worker_lost(w, note, fr->note, sizeof(fr->note));
 		} else if (!w->ping_out) {
 			struct wmsg m = { .type = W_PING, .a = ++w->ping_seq };
