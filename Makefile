@@ -49,11 +49,12 @@ UNITDIR ?= $(LIBDIR_SYS)/systemd/system
 UDEVRULESDIR ?= $(LIBDIR_SYS)/udev/rules.d
 MODPROBEDIR ?= $(LIBDIR_SYS)/modprobe.d
 MODULESLOADDIR ?= $(LIBDIR_SYS)/modules-load.d
+SYSUSERSDIR ?= $(LIBDIR_SYS)/sysusers.d
 VERSION := $(shell sed -nE 's/^\#define VIACAM_VERSION "(.*)"$$/\1/p' lib/version.h)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # The libraries (Debian's -dev packages, scripts/deps.sh). A missing one stops the build with
 # pkg-config's own message (target pkgcheck), not with a compiler error about a header.
-PKGS := libv4l2 libv4lconvert libdrm libsystemd inih gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0
+PKGS := libv4l2 libv4lconvert libdrm libsystemd inih libseccomp gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0
 # The sources: lib/ (what the daemon and the tools share), backend/ (the ops table and the
 # registry), backend/core/ (the daemon), one folder per backend, tools/.
 SRCDIRS := lib backend backend/core backend/pattern backend/file backend/v4l2 backend/gst \
@@ -62,7 +63,7 @@ INCLUDES := -Ikmod/uapi $(addprefix -I,$(SRCDIRS)) \
 	$(shell pkg-config --cflags libdrm gstreamer-app-1.0 gstreamer-video-1.0 2>/dev/null) \
 	-DVIACAM_SYSCONFDIR='"$(SYSCONFDIR)"'
 LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert libdrm gstreamer-app-1.0 gstreamer-video-1.0 2>/dev/null) -lm
-LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih 2>/dev/null) $(LIBS_BACKENDS)
+LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih libseccomp 2>/dev/null) $(LIBS_BACKENDS)
 
 # viacamd: the core, and the backends (registry in backends.c).
 # The VIA backend: logic (engine, sensor), the I/O interface and its transports, the model.
@@ -73,8 +74,10 @@ BACKENDS_SRC := backend/backends.c lib/text.c backend/pattern/pattern.c \
 	backend/pattern/be-pattern.c backend/file/y4m.c backend/file/be-file.c \
 	backend/v4l2/be-v4l2.c backend/gst/be-gst.c backend/pipewire/be-pipewire.c $(VIA_SRC)
 CORE := backend/core
+# The sandboxed worker process of the gst, pipewire and file backends (worker.h).
+WORKER_SRC := $(CORE)/worker.c $(CORE)/sandbox.c
 DAEMON_SRC := $(CORE)/viacamd.c $(CORE)/daemon.c $(CORE)/config.c $(CORE)/session.c \
-	$(CORE)/offer.c $(CORE)/convert.c lib/ctrlname.c lib/statefile.c \
+	$(WORKER_SRC) $(CORE)/offer.c $(CORE)/convert.c lib/ctrlname.c lib/statefile.c \
 	$(BACKENDS_SRC)
 
 KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then echo $$d; \
@@ -85,7 +88,7 @@ PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench vchostile
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
 .PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-full check-quick unit run vm-shell clean \
-	fuzz-nightly stress-nightly bench bench-peer pkgcheck install install-user install-kmod uninstall
+	fuzz-nightly stress-nightly bench bench-worker bench-peer pkgcheck install install-user install-kmod uninstall
 .DELETE_ON_ERROR:
 
 all: host kmod
@@ -114,6 +117,8 @@ $(eval $(call prog,vcpix,tests/guest/vcpix.c $(BACKENDS_SRC),$(LIBS_BACKENDS)))
 $(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
 $(eval $(call prog,vcbench,tests/guest/vcbench.c,-lpthread))
 $(eval $(call prog,vchostile,tests/guest/vchostile.c,-lpthread))
+# make bench's host part: the worker process boundary's cost (tools/bench/worker-bench.c).
+$(eval $(call prog,vcwbench,tools/bench/worker-bench.c $(WORKER_SRC) $(BACKENDS_SRC),$(LIBS_DAEMON)))
 # A 32-bit backend for the compat_ioctl32 test (static: the guest needs no i386 libraries).
 $(BUILD)/host/vccompat32: tests/guest/vccompat.c $(HDRS)
 	@mkdir -p $(@D)
@@ -143,7 +148,10 @@ test-gst_SRC := $(BACKENDS_SRC)
 test-gst_LIBS := $(LIBS_BACKENDS)
 test-v4l2_SRC := $(BACKENDS_SRC)
 test-v4l2_LIBS := $(LIBS_BACKENDS)
-test-daemon_SRC := $(CORE)/daemon.c $(CORE)/session.c $(CORE)/offer.c $(CORE)/config.c lib/statefile.c \
+# The sandboxed workers: the test binary is its own worker (main() with --worker).
+test-worker_SRC := $(WORKER_SRC) $(BACKENDS_SRC)
+test-worker_LIBS := $(LIBS_DAEMON)
+test-daemon_SRC := $(CORE)/daemon.c $(CORE)/session.c $(WORKER_SRC) $(CORE)/offer.c $(CORE)/config.c lib/statefile.c \
 	$(CORE)/convert.c lib/ctrlname.c $(BACKENDS_SRC)
 test-daemon_LIBS := $(LIBS_DAEMON)
 # The daemon and its sessions against a stand-in for the bridge: the fuzz target's shim sends
@@ -179,7 +187,7 @@ FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined 
 fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
 # The session's event handling: session.c built with the shim that sends its ioctl(), open(),
 # mmap() and munmap() to the target's stand-in for the bridge (tests/fuzz/fuzz-session.c).
-fuzz-session_SRC := $(CORE)/offer.c $(CORE)/config.c $(CORE)/convert.c lib/ctrlname.c \
+fuzz-session_SRC := $(CORE)/offer.c $(WORKER_SRC) $(CORE)/config.c $(CORE)/convert.c lib/ctrlname.c \
 	$(BACKENDS_SRC)
 fuzz-session_LIBS := $(LIBS_DAEMON)
 $(BUILD)/fuzz/fuzz-session: tests/fuzz/fuzz-session.c tests/fuzz/fuzz-session-shim.h \
@@ -269,10 +277,18 @@ run:
 # make bench: viacam vs Debian's v4l2loopback (built here for each kernel, tools/bench/), side
 # by side in one QEMU guest run per kernel; writes docs/benchmarks.md and docs/benchmarks.png.
 BENCH_KERNELS ?= 6.1 6.12 7.2
-bench: deps
+bench: deps bench-worker
 	$(MAKE) kernels VIACAM_KERNELS="$(BENCH_KERNELS)"
 	$(MAKE) host kmod-all bench-peer VIACAM_KERNELS="$(BENCH_KERNELS)"
 	BENCH_KERNELS="$(BENCH_KERNELS)" tools/bench/run.sh
+
+# The cost of a sandboxed worker (docs/architecture.md, "Privilege separation"), on the host
+# (as root: the worker drops to viacam or nobody): CPU and wall time per frame in the daemon's
+# process and in a worker, and the worker-to-core hop. Results in build/bench/worker.txt.
+BENCH_WORKER_FRAMES ?= 2000
+bench-worker: $(BUILD)/host/vcwbench
+	@mkdir -p $(BUILD)/bench
+	$(BUILD)/host/vcwbench $(BENCH_WORKER_FRAMES) | tee $(BUILD)/bench/worker.txt
 
 bench-peer:
 	tools/bench/build-peer.sh $(BENCH_KERNELS)
@@ -290,12 +306,14 @@ INSTALL ?= install
 MAN_PAGES := man/viacamd.8 man/viacamctl.1 man/viacam.conf.5
 INSTALLED := $(SBINDIR)/viacamd $(BINDIR)/viacamctl $(UNITDIR)/viacamd.service \
 	$(UDEVRULESDIR)/70-viacam.rules $(MODPROBEDIR)/viacam.conf $(MODULESLOADDIR)/viacam.conf \
+	$(SYSUSERSDIR)/viacam.conf \
 	$(INCLUDEDIR)/linux/viacam.h $(SYSCONFDIR)/viacam/viacam.conf.dist \
 	$(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 install: install-user install-kmod
 install-user: $(BUILD)/host/viacamd $(BUILD)/host/viacamctl
 	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(MODULESLOADDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(SYSCONFDIR)/viacam \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 0755 $(BUILD)/host/viacamd $(DESTDIR)$(SBINDIR)/viacamd
@@ -307,6 +325,9 @@ install-user: $(BUILD)/host/viacamd $(BUILD)/host/viacamctl
 	$(INSTALL) -m 0644 conf/70-viacam.rules $(DESTDIR)$(UDEVRULESDIR)/70-viacam.rules
 	$(INSTALL) -m 0644 conf/modprobe.d-viacam.conf $(DESTDIR)$(MODPROBEDIR)/viacam.conf
 	$(INSTALL) -m 0644 conf/modules-load.d-viacam.conf $(DESTDIR)$(MODULESLOADDIR)/viacam.conf
+	$(INSTALL) -m 0644 conf/sysusers.d-viacam.conf $(DESTDIR)$(SYSUSERSDIR)/viacam.conf
+	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
+		systemd-sysusers $(SYSUSERSDIR)/viacam.conf || true; fi
 	$(INSTALL) -m 0644 kmod/uapi/viacam.h $(DESTDIR)$(INCLUDEDIR)/linux/viacam.h
 	$(INSTALL) -m 0644 conf/viacam.conf $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf.dist
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf ]; then \

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "offer.h"
 #include "session.h"
+#include "worker.h"
 
 #define NR_BUFFERS 4
 #define NR_LEND_MAPS 16	/* mappings of lent capture buffers kept, by lend id */
@@ -217,6 +218,9 @@ int vc_prepare(const struct vc_cam_conf *cc, const char *path, bool check_only,
 	if (!p)
 		return -ENOMEM;
 	p->ops = vc_backend_find(cc->backend);
+	/* Media parsers and network clients run in a sandboxed worker process (worker.h). */
+	if (p->ops && vc_worker_exe && vc_worker_isolates(p->ops))
+		p->ops = vc_worker_proxy(p->ops);
 	if (!p->ops) {
 		vc_msgs_add_at(msgs, path, cc->backend_line ? cc->backend_line : cc->line,
 			       "camera %s: unknown backend '%s'", cc->name, cc->backend);

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "version.h"
 #include "viacam.h"
+#include "worker.h"
 
 #ifndef VIACAM_SYSCONFDIR
 #define VIACAM_SYSCONFDIR "/etc"
@@ -332,6 +333,11 @@ int main(int argc, char **argv)
 	sigset_t mask;
 
 	vc_log_journal = stderr_is_journal();
+	/* A worker process (worker.h): the core re-executed itself for one backend instance. */
+	if (argc == 2 && strcmp(argv[1], VC_WORKER_ARG) == 0)
+		return vc_worker_main(VC_WORKER_FD, vc_backend_find);
+	/* The gst, pipewire and file backends run in workers: this very binary, re-executed. */
+	vc_worker_exe = "/proc/self/exe";
 	r = parse_argv(argc, argv);
 	if (r <= 0)
 		return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

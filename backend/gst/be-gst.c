@@ -371,6 +371,11 @@ static int build(struct gst_backend *b, struct vc_error *err)
 	return 0;
 }
 
+void vc_gst_init(void)
+{
+	gst_init_check(NULL, NULL, NULL);	/* a failure is create()'s to report */
+}
+
 /* An instance for the source description @desc (from the key on line @line). */
 int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int line,
 		       const char *remote, bool probe_caps, const struct vc_backend_ops *ops,

@@ -21,6 +21,9 @@ int vc_gst_create_desc(const struct vc_backend_conf *conf, const char *desc, int
 		       const char *remote, bool probe_caps, const struct vc_backend_ops *ops,
 		       void **ret, struct vc_error *err);
 
+/* GStreamer's own setup (its registry, new plugins scanned), before a worker's sandbox. */
+void vc_gst_init(void);
+
 /* The ops of such an instance (backend.h). */
 int vc_gst_describe(void *priv, struct vc_modes *modes);
 int vc_gst_start(void *priv, const struct vc_mode *mode, struct vc_error *err);

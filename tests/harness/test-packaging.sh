@@ -57,6 +57,10 @@ has viacamd_"$ver"_*.deb /usr/sbin/viacamd /usr/bin/viacamctl /usr/lib/systemd/s
 	/usr/lib/modules-load.d/viacam.conf /etc/viacam/viacam.conf \
 	/usr/share/man/man8/viacamd.8.gz /usr/share/man/man1/viacamctl.1.gz /usr/share/man/man5/viacam.conf.5.gz
 dpkg-deb -e viacamd_"$ver"_*.deb "$work/ctl"
+# The workers' user (docs/architecture.md, "Privilege separation"): made at install.
+has viacamd_"$ver"_*.deb /usr/lib/sysusers.d/viacamd.conf
+grep -q 'systemd-sysusers' "$work/ctl/postinst" 2>/dev/null && good "viacamd: the postinst makes the user viacam" ||
+	bad "viacamd: no postinst that runs systemd-sysusers (workers would run as nobody)"
 grep -qx /etc/viacam/viacam.conf "$work/ctl/conffiles" 2>/dev/null && good "viacamd: /etc/viacam/viacam.conf is a conffile" ||
 	bad "viacamd: the config is not a conffile"
 has viacam-dev_"$ver"_all.deb /usr/include/linux/viacam.h

@@ -11,8 +11,12 @@
 #       serves no camera on a machine without a VIA chip and says so once; an edited config
 #       is applied by `systemctl reload` and a client in group video captures from it; a
 #       broken edit fails the reload, is logged as FILE:LINE with error priority and changes
-#       nothing; a gst camera streams under the unit's sandbox; `systemctl stop viacamd`
-#       leaves the streaming client with repeated frames.
+#       nothing; a gst camera streams under the unit's sandbox; a gst camera decoding a
+#       clip and a pattern camera stream at once while ps and /proc show every gst worker
+#       as the package's user viacam with no capabilities, no new privileges and seccomp
+#       (viacamd itself keeps CAP_SYS_ADMIN); a SIGKILLed worker is logged and replaced
+#       while its consumer streams on; `systemctl stop viacamd` leaves the streaming client
+#       with repeated frames.
 . "$(dirname "$0")/lib.sh"
 conf=/etc/viacam/viacam.conf
 
@@ -56,6 +60,90 @@ jlog() { journalctl -b --no-pager -o cat "$@"; }
 seat_user() { setpriv --reuid=4242 --regid=nogroup --clear-groups -- "$@"; }
 export -f tags_of has_acl as_video_user as_plain_user seat_user
 
+# The gst workers (docs/architecture.md, "Privilege separation"): viacamd's children.
+main_pid() { systemctl show -p MainPID --value viacamd; }
+workers() { ps --ppid "$(main_pid)" -o pid= -o comm= | awk '$2 == "viacamd-worker" { print $1 }'; }
+# "Key:" of /proc/PID/status, its value only.
+proc_field() { sed -nE "s/^$2:[[:space:]]*//p" "/proc/$1/status"; }
+export -f main_pid workers proc_field
+
+# A gst camera decoding a clip and a pattern camera stream at once; meanwhile every gst
+# worker runs as viacam with nothing of root's; one is killed and comes back.
+workers_phase() {
+	local pid n
+	check "the package made the workers' user ($(getent passwd viacam))" getent passwd viacam
+	rm -f /tmp/clip.raw /tmp/pat.raw
+	# 10 s at 15 fps, and 8 s of the pattern at 30: long enough to look at the workers and kill
+	# one meanwhile.
+	v4l2-ctl -d /dev/video14 -p 15 >/dev/null 2>&1
+	as_video_user "$BIN/vctest" consume -a -n 100000 -t 10 /dev/video14 >"$RES/consume-clip.log" 2>&1 &
+	local clip_cons=$!
+	as_video_user v4l2-ctl -d /dev/video10 --set-fmt-video=width=320,height=240,pixelformat=YUYV \
+		--stream-mmap --stream-count=240 --stream-to=/tmp/pat.raw >"$RES/capture-pat.out" 2>&1 &
+	local pat_cons=$!
+	check "the two gst workers run while both cameras stream" wait_for 30 bash -c '[ "$(workers | wc -l)" -ge 2 ]'
+	ps --ppid "$(main_pid)" -o pid,uid,user,comm,args >"$RES/workers-ps.txt" 2>&1
+	check "...both consumers are streaming as ps looks" kill -0 $clip_cons $pat_cons
+	n=$(workers | wc -l)
+	# the gst camera (video12) made its worker at load, the clip camera (video14) too: 2
+	check "ps shows the gst workers as viacamd's children, not root ($n: $(tr '\n' ';' <"$RES/workers-ps.txt"))" \
+		bash -c '[ "$(workers | wc -l)" -ge 2 ] && ! ps --ppid "$(main_pid)" -o uid=,comm= | grep -qE "^ *0 +viacamd-worker"'
+	for pid in $(workers); do
+		cat "/proc/$pid/status" >"$RES/worker-$pid-status.txt" 2>&1
+		check "worker $pid: user viacam ($(ps -o user= -p "$pid"))" test "$(ps -o user= -p "$pid")" = viacam
+		check "worker $pid: uids $(proc_field "$pid" Uid | tr '\t' ' '), none 0" \
+			bash -c "proc_field $pid Uid | tr '\t' '\n' | grep -v '^\$' | grep -qvx 0 && ! proc_field $pid Uid | tr '\t' '\n' | grep -qx 0"
+		for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+			check "worker $pid: $f $(proc_field "$pid" $f)" test "$(proc_field "$pid" $f)" = 0000000000000000
+		done
+		check "worker $pid: NoNewPrivs $(proc_field "$pid" NoNewPrivs)" test "$(proc_field "$pid" NoNewPrivs)" = 1
+		check "worker $pid: Seccomp $(proc_field "$pid" Seccomp) (a filter)" test "$(proc_field "$pid" Seccomp)" = 2
+		check "worker $pid: its /sys is empty" bash -c "[ -z \"\$(ls -A /proc/$pid/root/sys)\" ]"
+		check "worker $pid: no block device in its /dev" \
+			bash -c "! find /proc/$pid/root/dev -maxdepth 1 -type b | grep -q ."
+	done
+	# The core keeps what it needs: CAP_SYS_ADMIN (bit 21) for /dev/viacam and the VIA pci path.
+	local eff
+	eff=$(proc_field "$(main_pid)" CapEff)
+	check "viacamd itself keeps CAP_SYS_ADMIN (CapEff $eff)" test $(( (0x$eff >> 21) & 1 )) = 1
+	# A worker killed mid-stream: logged, a new one after the backoff, the consumer streams on.
+	# The clip camera's worker is the one with the clip open (filesrc, while it streams).
+	clip_worker() { local p f; for p in $(workers); do for f in /proc/"$p"/fd/*; do
+		[ "$(readlink "$f")" = /var/lib/viacam-test/clip.avi ] && { echo "$p"; break; }
+	done; done | head -n1; }
+	export -f clip_worker
+	check "the clip camera's worker has the clip open" wait_for 10 bash -c '[ -n "$(clip_worker)" ]'
+	pid=$(clip_worker)
+	[ -n "$pid" ] && kill -9 "$pid"
+	check "a SIGKILLed worker is logged" wait_for 10 bash -c \
+		"journalctl -b --no-pager -o cat -u viacamd | grep -q 'worker (pid $pid) .*killed by signal 9'"
+	check "...and a new one takes its place" wait_for 15 bash -c \
+		"workers | grep -qvx $pid && [ \"\$(workers | wc -l)\" -ge 2 ] && ! workers | grep -qx $pid"
+	wait $pat_cons
+	check "the pattern camera streamed 240 frames meanwhile" \
+		test "$(stat -c %s /tmp/pat.raw 2>/dev/null)" = $((320 * 240 * 2 * 240))
+	check "...which has the clip open again" wait_for 15 bash -c '[ -n "$(clip_worker)" ]'
+	wait $clip_cons
+	local rc=$? res gap frames
+	res=$(tail -n1 "$RES/consume-clip.log")
+	gap=$(sed -nE 's/.*max_gap_ms=([0-9]+).*/\1/p' <<<"$res")
+	frames=$(sed -nE 's/^frames=([0-9]+).*/\1/p' <<<"$res")
+	check "the clip camera's consumer streamed through the kill (exit $rc: $res)" test $rc = 0
+	check "...at its rate, repeats meanwhile (${frames:-?} frames in 10 s at 15 fps)" \
+		test "${frames:-0}" -ge 100
+	check "...never waiting more than the camera's timeout and slack (max gap ${gap:-?} ms)" \
+		test "${gap:-99999}" -lt 3000
+	# The decoded clip, not the bridge's neutral picture: one frame with v4l2-ctl.
+	as_video_user v4l2-ctl -d /dev/video14 --set-fmt-video=width=320,height=240,pixelformat=YUYV \
+		--stream-mmap --stream-count=10 --stream-to=/tmp/clip.raw >"$RES/capture-clip.out" 2>&1
+	check "the clip camera delivers the decoded clip: 10 frames" \
+		test "$(stat -c %s /tmp/clip.raw 2>/dev/null)" = $((320 * 240 * 2 * 10))
+	check "...of the clip's bars, not a neutral picture" \
+		test "$(od -An -tu1 -j $((320 * 240 * 2 * 9)) -N 153600 /tmp/clip.raw | tr -s ' ' '\n' | sort -u | wc -l)" -gt 5
+	check "no worker was killed by its seccomp filter (no SIGSYS in the log)" \
+		bash -c "! journalctl -b --no-pager -o cat -u viacamd | grep -q 'a system call its sandbox forbids'"
+}
+
 check_phase() {
 	check "viacamd is started (by udev, for /dev/viacam)" wait_for 120 systemctl is-active -q viacamd
 	systemctl status --no-pager viacamd >"$RES/viacamd-status.txt" 2>&1
@@ -93,7 +181,26 @@ check_phase() {
 	formats = YUYV
 	sizes = 320x240
 	rates = 15
+
+	[camera clip]
+	label = viacam clip camera
+	video_nr = 14
+	backend_nr = 15
+	backend = gst
+	pipeline = filesrc location=/var/lib/viacam-test/clip.avi ! decodebin
+	formats = YUYV
+	sizes = 320x240
+	rates = 15
 	CONF
+	# The clip the gst camera decodes: MJPEG in AVI, in a directory the workers' user may
+	# read (ProtectHome hides /root, PrivateTmp the guest's /tmp).
+	mkdir -p /var/lib/viacam-test && chmod 0755 /var/lib/viacam-test
+	timeout 120 gst-launch-1.0 -q videotestsrc pattern=smpte75 num-buffers=30 ! \
+		video/x-raw,width=320,height=240,framerate=15/1 ! jpegenc ! avimux ! \
+		filesink location=/var/lib/viacam-test/clip.avi >"$RES/clip.log" 2>&1
+	chmod 0644 /var/lib/viacam-test/clip.avi
+	check "a clip for the gst camera ($(stat -c %s /var/lib/viacam-test/clip.avi 2>/dev/null) bytes)" \
+		test -s /var/lib/viacam-test/clip.avi
 	systemctl reload viacamd >"$RES/reload-good.out" 2>&1
 	rc=$?
 	check "systemctl reload applies the edited config (exit $rc)" test $rc = 0
@@ -133,6 +240,7 @@ check_phase() {
 		test "$(od -An -tu1 -j $((320 * 240 * 2 * 9)) -N 153600 /tmp/gst.raw | tr -s ' ' '\n' | sort -u | wc -l)" -gt 5
 	check "...and GStreamer keeps its registry in viacamd's cache directory ($(ls /var/cache/viacamd 2>&1))" \
 		test -s /var/cache/viacamd/gstreamer-registry.bin
+	workers_phase
 	check "a user outside group video cannot open the capture node" \
 		bash -c '! as_plain_user v4l2-ctl -d /dev/video10 --all >/dev/null 2>&1'
 	check "...nor may a user in group video open the backend node" \

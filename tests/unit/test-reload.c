@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * test-reload.c - what an applied reload says about the cameras it removes, with sessions
+ * test-reload.c - what an applied reload says about the cameras it removes, and a gst
+ * camera whose worker process is killed while it streams, with sessions
  * that run against a stand-in for the bridge. The whole test is built with
  * tests/fuzz/fuzz-session-shim.h (test-reload_CFLAGS in the Makefile), so the ioctl(), open(),
  * mmap() and munmap() calls of daemon.c and session.c on the control node and the backend
@@ -8,9 +9,11 @@
  * stand-in gives each camera the next id and node numbers, answers what a session asks to
  * declare and to stream, and records REMOVE.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +23,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -29,6 +33,7 @@
 #include "offer.h"
 #include "session.h"
 #include "viacam.h"
+#include "worker.h"
 
 #define FAKE_CAMS 4
 #define FAKE_BUFS 4
@@ -44,6 +49,8 @@ static struct {
 		void *map[FAKE_BUFS];
 		size_t buflen;
 		bool removed;
+		unsigned long qbufs;	/* frames the session handed to the bridge */
+		uint32_t queued[FAKE_BUFS], nqueued;	/* QBUF'd, given back by DQBUF */
 	} cam[FAKE_CAMS];
 } fk;
 
@@ -72,7 +79,18 @@ static int fake_node_ioctl(unsigned int i, unsigned long req, void *arg)
 	case VIACAM_IOC_S_CTRLS:
 	case VIDIOC_STREAMON:
 	case VIDIOC_STREAMOFF:
+		return 0;
 	case VIDIOC_QBUF:
+		fk.cam[i].qbufs++;
+		if (fk.cam[i].nqueued < FAKE_BUFS)
+			fk.cam[i].queued[fk.cam[i].nqueued++] = ((struct v4l2_buffer *)arg)->index;
+		return 0;
+	case VIDIOC_DQBUF:	/* the bridge took the frame: the buffer is the session's again */
+		if (!fk.cam[i].nqueued)
+			return fail_with(EAGAIN);
+		((struct v4l2_buffer *)arg)->index = fk.cam[i].queued[0];
+		memmove(fk.cam[i].queued, fk.cam[i].queued + 1,
+			--fk.cam[i].nqueued * sizeof(fk.cam[i].queued[0]));
 		return 0;
 	case VIDIOC_G_FMT:
 	case VIDIOC_S_FMT: {
@@ -104,8 +122,8 @@ static int fake_node_ioctl(unsigned int i, unsigned long req, void *arg)
 		b->m.offset = b->index << 20;
 		return 0;
 	}
-	default:	/* DQEVENT and DQBUF: nothing happens on their own here */
-		return fail_with(req == VIDIOC_DQEVENT || req == VIDIOC_DQBUF ? EAGAIN : ENOTTY);
+	default:	/* DQEVENT: nothing happens on its own here */
+		return fail_with(req == VIDIOC_DQEVENT ? EAGAIN : ENOTTY);
 	}
 }
 
@@ -333,11 +351,130 @@ static void test_removed_streaming_camera_is_named(void **state)
 	close(fk.ctl_fd);
 }
 
-int main(void)
+/* The pid of our child named viacamd-worker other than @not, or -1. */
+static pid_t worker_child(pid_t not)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	pid_t found = -1;
+
+	assert_non_null(proc);
+	while ((de = readdir(proc)) && found < 0) {
+		char path[300], line[128];
+		bool name = false, child = false;
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			name |= strcmp(line, "Name:\tviacamd-worker\n") == 0;
+			if (strncmp(line, "PPid:", 5) == 0)
+				child = atoi(line + 5) == getpid();
+		}
+		fclose(f);
+		if (name && child && atoi(de->d_name) != not)
+			found = atoi(de->d_name);
+	}
+	closedir(proc);
+	return found;
+}
+
+/* Runs the daemon's loop for up to @ms, until @cam handed the bridge @frames frames. */
+static bool run_until_frames(struct vc_daemon *d, unsigned int cam, unsigned long frames,
+			     unsigned int ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (fk.cam[cam].qbufs >= frames)
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+			return false;
+		sd_event_run(d->event, 50000);
+	}
+}
+
+/*
+ * A gst camera through the daemon and its session, its backend in a worker process: it
+ * streams; its worker is SIGKILLed; a new worker comes and the session hands the bridge
+ * frames again, without the consumer seeing an error (the bridge repeats meanwhile).
+ */
+static void test_killed_worker_camera_keeps_delivering(void **state)
+{
+	struct vc_prepared *prep[VC_MAX_CAMERAS] = { 0 };
+	struct vc_daemon d = { .ctl_fd = -1 };
+	struct vc_msgs msgs = { 0 };
+	struct vc_conf *conf;
+	struct v4l2_event ev = { .type = VIACAM_EVENT_STREAM_START };
+	struct viacam_event_stream *es = (void *)ev.u.data;
+	unsigned long before;
+	pid_t first, second;
+	unsigned int cam;
+
+	(void)state;
+	if (!conf_path[0]) {	/* run alone */
+		assert_non_null(mkdtemp(dir));
+		snprintf(conf_path, sizeof(conf_path), "%s/viacam.conf", dir);
+		snprintf(state_path, sizeof(state_path), "%s/run/cameras", dir);
+	}
+	vc_worker_exe = "/proc/self/exe";
+	fk.ctl_fd = eventfd(0, EFD_CLOEXEC);
+	d.ctl_fd = fk.ctl_fd;
+	d.state_path = state_path;
+	snprintf(d.config_path, sizeof(d.config_path), "%s", conf_path);
+	assert_true(sd_event_new(&d.event) >= 0);
+	write_config("[camera live]\nbackend = gst\npipeline = videotestsrc is-live=true\n"
+		     "formats = YUYV\nsizes = 320x240\nrates = 30\n");
+	assert_int_equal(vc_daemon_check(&d, &conf, prep, &msgs), 0);
+	vc_daemon_apply(&d, conf, prep);
+	assert_int_equal(vc_daemon_served(&d), 1);
+	cam = fk.ncams - 1;
+	first = worker_child(-1);
+	assert_true(first > 0);
+
+	es->pixelformat = V4L2_PIX_FMT_YUYV;
+	es->width = 320;
+	es->height = 240;
+	es->interval_num = 1;
+	es->interval_den = 30;
+	fk.cam[cam].fmt = (struct viacam_format){ .pixelformat = V4L2_PIX_FMT_YUYV, .width = 320,
+						  .height = 240, .interval_num = 1,
+						  .interval_den = 30 };
+	vc_session_event(d.sessions[0], &ev);
+	assert_true(vc_session_streaming(d.sessions[0]));
+	assert_true(run_until_frames(&d, cam, 10, 5000));
+
+	assert_int_equal(kill(first, SIGKILL), 0);
+	before = fk.cam[cam].qbufs;
+	/* a new worker within the backoff (0.5 s) and its start, then frames again */
+	assert_true(run_until_frames(&d, cam, before + 20, 8000));
+	second = worker_child(first);
+	assert_true(second > 0 && second != first);
+	assert_true(vc_session_streaming(d.sessions[0]));
+
+	vc_daemon_stop(&d);
+	sd_event_unref(d.event);
+	close(fk.ctl_fd);
+	vc_worker_exe = NULL;
+	/* the session's release killed and reaped the worker */
+	assert_true(kill(second, 0) < 0);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_removed_streaming_camera_is_named),
+		cmocka_unit_test(test_killed_worker_camera_keeps_delivering),
 	};
 
+	/* the gst camera's worker: this binary again (worker.h) */
+	if (argc == 2 && strcmp(argv[1], VC_WORKER_ARG) == 0)
+		return vc_worker_main(VC_WORKER_FD, vc_backend_find);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

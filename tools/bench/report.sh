@@ -155,6 +155,26 @@ minutes for both kernels. Raw results: \`build/bench/<series>/results.txt\` (one
 
 EOF
 	cat "$tmp/tables.md"
+	# make bench's host part (bench-worker): the sandboxed worker's cost.
+	if [ -s "$src/build/bench/worker.txt" ]; then
+		cat <<EOF
+
+## The worker process boundary (host, \`make bench-worker\`)
+
+The gst, pipewire and file backends run in a sandboxed worker process per camera
+(architecture.md, "Privilege separation"). \`tools/bench/worker-bench.c\` runs each case
+twice on the build host, in viacamd's process and in a worker, taking frames as fast as the
+source makes them (a rate of 1000/s asked): CPU per frame of every process involved (user and
+system), wall time per frame, and for the worker the hop from its FRAME message to the frame
+copied out in the core (\`hop_*\`, microseconds). The difference in CPU is what the boundary
+costs: the messages, the worker's own wakeups, and the copy out of the ring. The host is
+shared, so single runs vary; compare the rows of one run.
+
+\`\`\`
+$(cat "$src/build/bench/worker.txt")
+\`\`\`
+EOF
+	fi
 } >"$doc"
 cat "$tmp/tables.md"
 echo "report: wrote ${doc#"$src"/}"
