@@ -80,7 +80,7 @@ DAEMON_SRC := $(CORE)/viacamd.c $(CORE)/daemon.c $(CORE)/config.c $(CORE)/sessio
 KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then echo $$d; \
 	else tools/vm/kernels.sh kdir $(KERNEL) 2>/dev/null; fi)
 
-HDRS := $(wildcard $(addsuffix /*.h,$(SRCDIRS)) kmod/uapi/*.h)
+HDRS := $(wildcard $(addsuffix /*.h,$(SRCDIRS)) kmod/uapi/linux/*.h)
 PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench vchostile
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
 
@@ -307,7 +307,7 @@ install-user: $(BUILD)/host/viacamd $(BUILD)/host/viacamctl
 	$(INSTALL) -m 0644 conf/70-viacam.rules $(DESTDIR)$(UDEVRULESDIR)/70-viacam.rules
 	$(INSTALL) -m 0644 conf/modprobe.d-viacam.conf $(DESTDIR)$(MODPROBEDIR)/viacam.conf
 	$(INSTALL) -m 0644 conf/modules-load.d-viacam.conf $(DESTDIR)$(MODULESLOADDIR)/viacam.conf
-	$(INSTALL) -m 0644 kmod/uapi/viacam.h $(DESTDIR)$(INCLUDEDIR)/linux/viacam.h
+	$(INSTALL) -m 0644 kmod/uapi/linux/viacam.h $(DESTDIR)$(INCLUDEDIR)/linux/viacam.h
 	$(INSTALL) -m 0644 conf/viacam.conf $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf.dist
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf ]; then \
 		echo "install: kept $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf (the shipped one is viacam.conf.dist)"; \

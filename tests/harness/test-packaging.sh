@@ -61,7 +61,7 @@ grep -qx /etc/viacam/viacam.conf "$work/ctl/conffiles" 2>/dev/null && good "viac
 	bad "viacamd: the config is not a conffile"
 has viacam-dev_"$ver"_all.deb /usr/include/linux/viacam.h
 has viacam-dkms_"$ver"_all.deb /usr/src/viacam-"$ver"/dkms.conf /usr/src/viacam-"$ver"/Kbuild \
-	/usr/src/viacam-"$ver"/viacam-core.c /usr/src/viacam-"$ver"/uapi/viacam.h
+	/usr/src/viacam-"$ver"/viacam-core.c /usr/src/viacam-"$ver"/uapi/linux/viacam.h
 # Installing it must build the module: dh_dkms's postinst runs dkms, and dkms is a dependency.
 dpkg-deb -e viacam-dkms_"$ver"_all.deb "$work/dkms-ctl"
 grep -q 'dkms' "$work/dkms-ctl/postinst" 2>/dev/null && good "viacam-dkms: its postinst builds the module with dkms" ||

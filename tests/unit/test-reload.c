@@ -24,11 +24,11 @@
 
 #include <cmocka.h>
 #include <linux/videodev2.h>
+#include <linux/viacam.h>
 
 #include "daemon.h"
 #include "offer.h"
 #include "session.h"
-#include "viacam.h"
 
 #define FAKE_CAMS 4
 #define FAKE_BUFS 4
