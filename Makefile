@@ -1,6 +1,8 @@
-# viacam - top-level build.
+# viacam - top-level entry points. User space builds with meson (meson.build), the module with
+# Kbuild (kmod/, tools/build-kmod.sh; DKMS in the package). This file only sets up meson's
+# build directories with the options each job needs and calls ninja there.
 #
-#   make            build the kernel module (against KDIR), the daemon and the tools
+#   make            the product: viacamd and viacamctl (build/host; nothing of the test lab)
 #   make run        the main job: bridge + viacamd on conf/viacam.conf (in a QEMU guest here;
 #                   fetches and builds only what that needs: one kernel, its module, viacamd)
 #   make check      unit tests on the host, then integration tests in QEMU on each kernel of
@@ -8,200 +10,115 @@
 #                   (6.12-rt and 7.2-debug run the locking and lifetime tests)
 #   make check-full   every integration test on every kernel of the matrix
 #   make check-quick  only 6.1 and 6.12
+#   make host       the product and the test lab (vctest, vcpix, vcfuzz, vcbench, vchostile,
+#                   logscan; vccompat32, which needs gcc-multilib) in build/host
+#   make asan       the same with ASan/UBSan and the unit tests, in build/asan (make unit runs
+#                   them: meson test there is the same)
+#   make fuzz       libFuzzer targets (clang) in build/fuzz
+#   make kmod       the module for KDIR; make kmod-all for every kernel of the test matrix
 #   make vm-shell   interactive guest (KERNEL=6.1|6.12|6.12-rt|7.2|7.2-debug) with viacam.ko
 #   make kernels    fetch/re-use the Debian kernels of the test matrix (~/.cache/viacam; 7.2
 #                   with the sid root it is built in, tools/vm/sid-root.sh)
 #   make deps       install the Debian packages the project needs
-#   make install    viacamd, viacamctl, man pages, unit, udev/modprobe files, the uapi header,
-#                   and the module (kbuild modules_install); PREFIX, DESTDIR, SYSCONFDIR...
-#                   make install-user leaves out the module (DKMS builds it), make uninstall
-#                   removes what install put there (a changed config stays)
+#   make install    viacamd, viacamctl, man pages, unit, udev/modprobe files, the uapi header
+#                   (meson install: directories from pkg-config), and the module (kbuild
+#                   modules_install); PREFIX, DESTDIR, SYSCONFDIR. make install-user leaves out
+#                   the module (DKMS builds it), make uninstall removes what install put there
+#                   (a changed config stays)
 #
-# User CFLAGS, CPPFLAGS and LDFLAGS are honoured (packagers: dpkg-buildflags). -Werror is on
-# in the project's own builds and tests (make check, make run; WERROR=-Werror), not in a
-# plain `make` or `make install`, so a newer compiler's new warning never stops an install.
+# User CFLAGS, CPPFLAGS and LDFLAGS are honoured (packagers: dpkg-buildflags); a change of them
+# (or of PREFIX, SYSCONFDIR, WERROR, MESON_OPTS) sets build/host up again. -Werror is on in the
+# project's own builds and tests (make check, make run; WERROR=-Werror), not in a plain `make`
+# or `make install`, so a newer compiler's new warning never stops an install. The test builds
+# (build/asan, build/fuzz) are the project's own: always -Werror, never the user's flags.
 #
 # KDIR defaults to the running kernel's build directory, or the newest cached Debian
 # headers when the running kernel has none (as on our build machines).
 
 SHELL := /bin/bash
-CC ?= gcc
 BUILD := build
 KERNEL ?= 6.12
-
-CFLAGS ?= -g -O2
 WERROR ?=
-CFLAGS_WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wmissing-prototypes
-# Test builds (ASan/UBSan, unit tests, test tools in the guest) are the project's own: -Werror.
-CFLAGS_TEST := $(CFLAGS_WARN) -Werror -g
+# Extra meson options for build/host (e.g. MESON_OPTS="-Dgst=disabled").
+MESON_OPTS ?=
 
 # Where make install puts things. SYSCONFDIR is /etc whatever the prefix: viacamd reads
-# $(SYSCONFDIR)/viacam/viacam.conf by default (compiled in), the unit names that path.
+# $(SYSCONFDIR)/viacam/viacam.conf by default (compiled in), the unit names that path. The
+# unit, udev rules and modules-load.d directories come from pkg-config (systemd.pc, udev.pc).
 PREFIX ?= /usr/local
-BINDIR ?= $(PREFIX)/bin
-SBINDIR ?= $(PREFIX)/sbin
 SYSCONFDIR ?= /etc
-MANDIR ?= $(PREFIX)/share/man
-INCLUDEDIR ?= $(PREFIX)/include
-DOCDIR ?= $(PREFIX)/share/doc/viacam
-LIBDIR_SYS ?= $(PREFIX)/lib
-UNITDIR ?= $(LIBDIR_SYS)/systemd/system
-UDEVRULESDIR ?= $(LIBDIR_SYS)/udev/rules.d
-MODPROBEDIR ?= $(LIBDIR_SYS)/modprobe.d
-MODULESLOADDIR ?= $(LIBDIR_SYS)/modules-load.d
-SYSUSERSDIR ?= $(LIBDIR_SYS)/sysusers.d
 VERSION := $(shell sed -nE 's/^\#define VIACAM_VERSION "(.*)"$$/\1/p' lib/version.h)
-SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-# The libraries (Debian's -dev packages, scripts/deps.sh). A missing one stops the build with
-# pkg-config's own message (target pkgcheck), not with a compiler error about a header.
-PKGS := libv4l2 libv4lconvert libdrm libsystemd inih libseccomp gstreamer-1.0 gstreamer-app-1.0 gstreamer-video-1.0
-# The sources: lib/ (what the daemon and the tools share), backend/ (the ops table and the
-# registry), backend/core/ (the daemon), one folder per backend, tools/.
-SRCDIRS := lib backend backend/core backend/pattern backend/file backend/v4l2 backend/gst \
-	backend/pipewire backend/via tools/common
-INCLUDES := -Ikmod/uapi $(addprefix -I,$(SRCDIRS)) \
-	$(shell pkg-config --cflags libdrm gstreamer-app-1.0 gstreamer-video-1.0 2>/dev/null) \
-	-DVIACAM_SYSCONFDIR='"$(SYSCONFDIR)"'
-LIBS_BACKENDS := $(shell pkg-config --libs libv4l2 libv4lconvert libdrm gstreamer-app-1.0 gstreamer-video-1.0 2>/dev/null) -lm
-LIBS_DAEMON := $(shell pkg-config --libs libsystemd inih libseccomp 2>/dev/null) $(LIBS_BACKENDS)
-
-# viacamd: the core, and the backends (registry in backends.c).
-# The VIA backend: logic (engine, sensor), the I/O interface and its transports, the model.
-VIA_SRC := backend/via/be-via.c backend/via/via-engine.c backend/via/ov7670.c \
-	backend/via/via-io.c backend/via/via-i2c.c backend/via/via-pci.c backend/via/via-drm.c \
-	backend/via/via-model.c
-BACKENDS_SRC := backend/backends.c lib/text.c backend/pattern/pattern.c \
-	backend/pattern/be-pattern.c backend/file/y4m.c backend/file/be-file.c \
-	backend/v4l2/be-v4l2.c backend/gst/be-gst.c backend/pipewire/be-pipewire.c $(VIA_SRC)
-CORE := backend/core
-# The sandboxed worker process of the gst, pipewire and file backends (worker.h).
-WORKER_SRC := $(CORE)/worker.c $(CORE)/sandbox.c
-DAEMON_SRC := $(CORE)/viacamd.c $(CORE)/daemon.c $(CORE)/config.c $(CORE)/session.c \
-	$(WORKER_SRC) $(CORE)/offer.c $(CORE)/convert.c lib/ctrlname.c lib/statefile.c \
-	$(BACKENDS_SRC)
 
 KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; if [ -f $$d/Makefile ]; then echo $$d; \
 	else tools/vm/kernels.sh kdir $(KERNEL) 2>/dev/null; fi)
 
-HDRS := $(wildcard $(addsuffix /*.h,$(SRCDIRS)) kmod/uapi/*.h)
-PROGS := logscan viacamd viacamctl vctest vcpix vcfuzz vcbench vchostile
-UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test-*.c))
+# The build directories and their options. build/host: the user's flags and WERROR; the test
+# lab is configured but only built when named (make host, make run); vccompat32 when gcc -m32
+# links (make host insists on it). build/asan and build/fuzz: the project's own test builds.
+HOST_OPTS := --prefix=$(PREFIX) --sysconfdir=$(SYSCONFDIR) -Dtestlab=true -Dtests=disabled \
+	-Dwerror=$(if $(WERROR),true,false) $(MESON_OPTS)
+ASAN_OPTS := -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Dwerror=true \
+	-Dtestlab=true -Dcompat32=disabled -Dtests=enabled
+FUZZ_OPTS := -Db_sanitize=address,undefined -Db_lundef=false -Doptimization=1 -Dwerror=true -Dfuzz=true \
+	-Dtests=disabled
+LAB := logscan vctest vcpix vcfuzz vcbench vchostile vcwbench
+FUZZ_TARGETS := fuzz-config fuzz-y4m fuzz-session
 
-.PHONY: all host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check check-full check-quick unit run vm-shell clean \
-	fuzz-nightly stress-nightly bench bench-worker bench-peer pkgcheck install install-user install-kmod uninstall
+.PHONY: all product host asan fuzz fuzz-parsers-nightly kmod kmod-all deps kernels check \
+	check-full check-quick unit run vm-shell clean fuzz-nightly stress-nightly bench \
+	bench-worker bench-peer install install-user install-kmod uninstall check-build FORCE
 .DELETE_ON_ERROR:
 
-all: host kmod
+all: product
 
-host: $(addprefix $(BUILD)/host/,$(PROGS)) $(BUILD)/host/vccompat32
-asan: $(addprefix $(BUILD)/asan/,$(PROGS)) $(addprefix $(BUILD)/asan/tests/,$(UNIT_TESTS))
+# meson-setup DIR, OPTIONS, ENV: set DIR up (again) when it has none, or when the options or
+# the environment's flags changed since (DIR/.viacam-setup holds what it was set up with).
+# A failed setup (a library missing) ends with the way out.
+meson_setup = set -e; want='$(strip $(2)) | $(strip $(3))'; \
+	if [ ! -f $(1)/build.ninja ] || [ "$$(cat $(1)/.viacam-setup 2>/dev/null)" != "$$want" ]; then \
+		rm -rf $(1); \
+		if ! env $(3) meson setup $(1) $(2) >$(1).setup.log 2>&1; then \
+			grep -E -A3 'ERROR|Dependency.*NO' $(1).setup.log >&2 || cat $(1).setup.log >&2; \
+			echo "viacam: meson setup of $(1) failed (log: $(1).setup.log); missing libraries: run 'make deps' (Debian: scripts/deps.sh)" >&2; \
+			rm -rf $(1); exit 1; \
+		fi; \
+		echo "$$want" >$(1)/.viacam-setup; \
+	fi
+USER_ENV := CFLAGS="$(CFLAGS)" CPPFLAGS="$(CPPFLAGS)" LDFLAGS="$(LDFLAGS)" CC="$(CC)"
+# The test builds ignore the user's flags, as the Makefile's test builds always did.
+TEST_ENV := -u CFLAGS -u CPPFLAGS -u LDFLAGS -u CXXFLAGS
 
-# prog NAME, SOURCES, LIBS: an optimized build in build/host and an ASan/UBSan one in build/asan.
-define prog
-$(BUILD)/host/$(1): $(2) $(HDRS) | pkgcheck
-	@mkdir -p $$(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS_WARN) $(WERROR) $(CFLAGS) $(INCLUDES) -o $$@ $(2) $(LDFLAGS) $(3)
-$(BUILD)/asan/$(1): $(2) $(HDRS) | pkgcheck
-	@mkdir -p $$(@D)
-	$(CC) $(CFLAGS_TEST) -O1 $(SAN) $(INCLUDES) -o $$@ $(2) $(3)
-endef
-pkgcheck:
-	@pkg-config --print-errors --exists $(PKGS) || { \
-		echo "viacam: the libraries above are missing: run 'make deps' (Debian: scripts/deps.sh)" >&2; \
+$(BUILD)/host/build.ninja: FORCE
+	@mkdir -p $(BUILD)
+	@$(call meson_setup,$(BUILD)/host,$(HOST_OPTS),$(USER_ENV))
+$(BUILD)/asan/build.ninja: FORCE
+	@mkdir -p $(BUILD)
+	@$(call meson_setup,$(BUILD)/asan,$(ASAN_OPTS),$(TEST_ENV))
+$(BUILD)/fuzz/build.ninja: FORCE
+	@mkdir -p $(BUILD)
+	@$(call meson_setup,$(BUILD)/fuzz,$(FUZZ_OPTS),$(TEST_ENV) CC=clang)
+
+# ninja runs NINJA_JOBS compile jobs (it knows no make jobserver): the build directories are
+# built one after another (make check's build phase, check-build), each with all cores.
+NPROC := $(shell nproc)
+NINJA_JOBS ?= $(NPROC)
+NINJA := ninja -j$(NINJA_JOBS)
+product: $(BUILD)/host/build.ninja
+	$(NINJA) -C $(BUILD)/host viacamd viacamctl
+# Any one program of build/host by its path (make run, tests/harness/test-install.sh).
+$(BUILD)/host/%: $(BUILD)/host/build.ninja FORCE
+	$(NINJA) -C $(BUILD)/host $*
+host: $(BUILD)/host/build.ninja
+	@ninja -C $(BUILD)/host -t targets all | grep -q '^vccompat32:' || { \
+		echo "viacam: vccompat32 needs gcc -m32 -static: install gcc-multilib (make deps)" >&2; \
 		exit 1; }
-$(eval $(call prog,logscan,tools/vm/logscan-main.c tools/common/logscan.c,))
-$(eval $(call prog,viacamd,$(DAEMON_SRC),$(LIBS_DAEMON)))
-$(eval $(call prog,viacamctl,tools/viacamctl.c lib/ctrlname.c lib/text.c lib/statefile.c,))
-$(eval $(call prog,vctest,tests/guest/vctest.c,-lpthread))
-$(eval $(call prog,vcpix,tests/guest/vcpix.c $(BACKENDS_SRC),$(LIBS_BACKENDS)))
-$(eval $(call prog,vcfuzz,tests/guest/vcfuzz.c,-lpthread))
-$(eval $(call prog,vcbench,tests/guest/vcbench.c,-lpthread))
-$(eval $(call prog,vchostile,tests/guest/vchostile.c,-lpthread))
-# make bench's host part: the worker process boundary's cost (tools/bench/worker-bench.c).
-$(eval $(call prog,vcwbench,tools/bench/worker-bench.c $(WORKER_SRC) $(BACKENDS_SRC),$(LIBS_DAEMON)))
-# A 32-bit backend for the compat_ioctl32 test (static: the guest needs no i386 libraries).
-$(BUILD)/host/vccompat32: tests/guest/vccompat.c $(HDRS)
-	@mkdir -p $(@D)
-	$(CC) -m32 -static $(CFLAGS_TEST) -O2 $(INCLUDES) -o $@ $<
-
-# Unit tests (cmocka), always with the sanitizers. Each links the sources it tests
-# (test-NAME_SRC).
-test-logscan_SRC := tools/common/logscan.c
-test-ctrlname_SRC := lib/ctrlname.c
-test-config_SRC := $(CORE)/config.c lib/ctrlname.c $(BACKENDS_SRC)
-test-config_LIBS := -linih $(LIBS_BACKENDS)
-test-convert_SRC := $(CORE)/convert.c $(BACKENDS_SRC)
-test-convert_LIBS := $(LIBS_BACKENDS)
-test-pattern_SRC := $(BACKENDS_SRC)
-test-pattern_LIBS := $(LIBS_BACKENDS)
-test-y4m_SRC := $(BACKENDS_SRC)
-test-y4m_LIBS := $(LIBS_BACKENDS)
-test-via-transport_SRC := backend/via/via-io.c backend/via/via-i2c.c backend/via/via-pci.c \
-	backend/via/via-drm.c
-test-via-transport_LIBS := $(LIBS_BACKENDS)
-test-via-model_SRC := backend/via/via-model.c backend/via/via-io.c backend/via/via-i2c.c
-test-via-model_LIBS := -lm
-test-via_SRC := $(BACKENDS_SRC)
-test-via_LIBS := $(LIBS_BACKENDS)
-test-statefile_SRC := lib/statefile.c
-test-gst_SRC := $(BACKENDS_SRC)
-test-gst_LIBS := $(LIBS_BACKENDS)
-test-v4l2_SRC := $(BACKENDS_SRC)
-test-v4l2_LIBS := $(LIBS_BACKENDS)
-# The sandboxed workers: the test binary is its own worker (main() with --worker).
-test-worker_SRC := $(WORKER_SRC) $(BACKENDS_SRC)
-test-worker_LIBS := $(LIBS_DAEMON)
-test-daemon_SRC := $(CORE)/daemon.c $(CORE)/session.c $(WORKER_SRC) $(CORE)/offer.c $(CORE)/config.c lib/statefile.c \
-	$(CORE)/convert.c lib/ctrlname.c $(BACKENDS_SRC)
-test-daemon_LIBS := $(LIBS_DAEMON)
-# The daemon and its sessions against a stand-in for the bridge: the fuzz target's shim sends
-# their ioctl(), open(), mmap() and munmap() calls to tests/unit/test-reload.c.
-test-reload_SRC := $(test-daemon_SRC)
-test-reload_LIBS := $(LIBS_DAEMON)
-test-reload_CFLAGS := -include tests/fuzz/fuzz-session-shim.h
-# The offer without a backend instance: offer.c, with config.c for the messages (and what
-# config.c links: the backend registry) and convert.c for what libv4lconvert makes.
-test-offer_SRC := $(CORE)/offer.c $(CORE)/convert.c $(CORE)/config.c lib/ctrlname.c \
-	$(BACKENDS_SRC)
-test-offer_LIBS := -linih $(LIBS_BACKENDS)
-# GLib's quark tables, which it drops on purpose, and LSan (tests/unit/lsan-glib.c).
-test-lsan-glib_LIBS := $(shell pkg-config --libs glib-2.0 2>/dev/null)
-# Every unit test links lsan-glib.c: GLib's quark tables that it drops on purpose (as it does on
-# a machine with many GStreamer plugins) are not leaks; every other block still is.
-UNIT_COMMON := tests/unit/lsan-glib.c
-.SECONDEXPANSION:
-$(BUILD)/asan/tests/test-%: tests/unit/test-%.c $$(test-%_SRC) $(UNIT_COMMON) tests/unit/lsan-glib.h $(HDRS) | pkgcheck
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_TEST) -O1 $(SAN) $(INCLUDES) -Itests/unit $(test-$*_CFLAGS) -o $@ $< \
-		$(test-$*_SRC) $(UNIT_COMMON) \
-		-lcmocka $(test-$*_LIBS)
-
-# libFuzzer targets (clang): the config and Y4M parsers, a session's event handling.
-# tests/harness/test-fuzz-parsers.sh runs each for a short while in `make check`.
-FUZZ_TARGETS := fuzz-config fuzz-y4m fuzz-session
-fuzz-config_SRC := $(CORE)/config.c lib/ctrlname.c $(BACKENDS_SRC)
-fuzz-config_LIBS := -linih $(LIBS_BACKENDS)
-fuzz-y4m_SRC := backend/file/y4m.c lib/text.c
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all
-fuzz: $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
-# The session's event handling: session.c built with the shim that sends its ioctl(), open(),
-# mmap() and munmap() to the target's stand-in for the bridge (tests/fuzz/fuzz-session.c).
-fuzz-session_SRC := $(CORE)/offer.c $(WORKER_SRC) $(CORE)/config.c $(CORE)/convert.c lib/ctrlname.c \
-	$(BACKENDS_SRC)
-fuzz-session_LIBS := $(LIBS_DAEMON)
-$(BUILD)/fuzz/fuzz-session: tests/fuzz/fuzz-session.c tests/fuzz/fuzz-session-shim.h \
-		$(CORE)/session.c $(fuzz-session_SRC) $(HDRS)
-	@mkdir -p $(@D)
-	clang $(FUZZ_FLAGS) $(INCLUDES) -include tests/fuzz/fuzz-session-shim.h -c \
-		-o $@-session.o $(CORE)/session.c
-	clang $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $@-session.o $(fuzz-session_SRC) \
-		$(fuzz-session_LIBS)
+	$(NINJA) -C $(BUILD)/host viacamd viacamctl $(LAB) vccompat32
+asan: $(BUILD)/asan/build.ninja
+	$(NINJA) -C $(BUILD)/asan
+fuzz: $(BUILD)/fuzz/build.ninja
+	$(NINJA) -C $(BUILD)/fuzz $(FUZZ_TARGETS)
 fuzz-parsers-nightly: fuzz
 	VIACAM_PARSER_FUZZ_SECONDS=600 bash tests/harness/test-fuzz-parsers.sh $(BUILD)/fuzz-nightly
-$(BUILD)/fuzz/%: tests/fuzz/%.c $$(%_SRC) $(HDRS)
-	@mkdir -p $(@D)
-	clang $(FUZZ_FLAGS) $(INCLUDES) -o $@ $< $($*_SRC) $($*_LIBS)
 
 kmod:
 	@[ -n "$(KDIR)" ] || { echo "no kernel build directory: run 'make kernels' or set KDIR" >&2; exit 1; }
@@ -229,22 +146,30 @@ unit: asan
 # each test's "ci-kernels" file says where it runs. make check-full runs every test on every kernel. Each phase prints its wall
 # time ("== time ...").
 PHASE := scripts/phase.sh
-NPROC := $(shell nproc)
 check:
 	@$(PHASE) deps scripts/deps.sh
 	@$(PHASE) kernels $(MAKE) --no-print-directory kernels
-	@$(PHASE) build $(MAKE) --no-print-directory -j$(NPROC) WERROR=-Werror host asan fuzz kmod-all
+	@$(PHASE) build $(MAKE) --no-print-directory check-build
 	tests/run.sh
 
 check-full:
 	@$(PHASE) deps scripts/deps.sh
 	@$(PHASE) kernels $(MAKE) --no-print-directory kernels
-	@$(PHASE) build $(MAKE) --no-print-directory -j$(NPROC) WERROR=-Werror host asan fuzz kmod-all
+	@$(PHASE) build $(MAKE) --no-print-directory check-build
 	VIACAM_MATRIX=full tests/run.sh
+
+# What make check builds: the product and the test lab (-Werror), the ASan/UBSan builds and the
+# unit tests, the fuzz targets, and the module for every kernel of the matrix (kbuild runs get
+# make's jobserver).
+check-build:
+	$(MAKE) --no-print-directory WERROR=-Werror host
+	$(MAKE) --no-print-directory asan
+	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory -j$(NPROC) kmod-all
 
 check-quick: deps
 	$(MAKE) kernels VIACAM_KERNELS="6.1 6.12"
-	$(MAKE) WERROR=-Werror host asan fuzz kmod-all VIACAM_KERNELS="6.1 6.12"
+	$(MAKE) check-build VIACAM_KERNELS="6.1 6.12"
 	VIACAM_KERNELS="6.1 6.12" tests/run.sh
 
 # Long runs for a nightly job (NIGHTLY_KERNELS, default the lockdep/KASAN kernel): TEST-09-fuzz
@@ -254,13 +179,13 @@ check-quick: deps
 NIGHTLY_KERNELS ?= 7.2-debug
 fuzz-nightly: deps
 	$(MAKE) kernels VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
-	$(MAKE) host kmod-all VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
+	$(MAKE) WERROR=-Werror host kmod-all VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
 	VIACAM_KERNELS="$(NIGHTLY_KERNELS)" TEST_MATCH=TEST-09-fuzz VIACAM_FUZZ_SECONDS=600 \
 		VIACAM_TEST_TIMEOUT=500 tests/run.sh
 
 stress-nightly: deps
 	$(MAKE) kernels VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
-	$(MAKE) host kmod-all VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
+	$(MAKE) WERROR=-Werror host kmod-all VIACAM_KERNELS="$(NIGHTLY_KERNELS)"
 	VIACAM_KERNELS="$(NIGHTLY_KERNELS)" TEST_MATCH=TEST-08-stress VIACAM_STRESS_SECONDS=600 \
 		VIACAM_STRESS_CHURN=3000 VIACAM_STRESS_KILLS=300 \
 		VIACAM_TEST_TIMEOUT=1000 tests/run.sh
@@ -279,7 +204,7 @@ run:
 BENCH_KERNELS ?= 6.1 6.12 7.2
 bench: deps bench-worker
 	$(MAKE) kernels VIACAM_KERNELS="$(BENCH_KERNELS)"
-	$(MAKE) host kmod-all bench-peer VIACAM_KERNELS="$(BENCH_KERNELS)"
+	$(MAKE) WERROR=-Werror host kmod-all bench-peer VIACAM_KERNELS="$(BENCH_KERNELS)"
 	BENCH_KERNELS="$(BENCH_KERNELS)" tools/bench/run.sh
 
 # The cost of a sandboxed worker (docs/architecture.md, "Privilege separation"), on the host
@@ -295,62 +220,35 @@ bench-peer:
 
 vm-shell: deps
 	$(MAKE) kernels
-	$(MAKE) host kmod-all
+	$(MAKE) WERROR=-Werror host kmod-all
 	tools/vm/run.sh --kernel $(KERNEL) --shell
 
-# --- make install / uninstall. The unit is made from conf/viacamd.service with the paths of
-# this install; the config is installed only where none is (an admin's file is never replaced:
-# the shipped one goes next to it as viacam.conf.dist). INSTALLED lists every file install
-# writes, so uninstall removes exactly those.
-INSTALL ?= install
-MAN_PAGES := man/viacamd.8 man/viacamctl.1 man/viacam.conf.5
-INSTALLED := $(SBINDIR)/viacamd $(BINDIR)/viacamctl $(UNITDIR)/viacamd.service \
-	$(UDEVRULESDIR)/70-viacam.rules $(MODPROBEDIR)/viacam.conf $(MODULESLOADDIR)/viacam.conf \
-	$(SYSUSERSDIR)/viacam.conf \
-	$(INCLUDEDIR)/linux/viacam.h $(SYSCONFDIR)/viacam/viacam.conf.dist \
-	$(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+# --- make install / uninstall: meson install of build/host (directories from pkg-config:
+# systemd.pc, udev.pc; meson.build). The config is installed only where none is (an admin's
+# file is never replaced: the shipped one goes next to it as viacam.conf.dist,
+# conf/install-config.sh). Uninstall removes what meson's install log lists, and the config
+# unless it was changed.
 install: install-user install-kmod
 install-user: $(BUILD)/host/viacamd $(BUILD)/host/viacamctl
-	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(MODULESLOADDIR) \
-		$(DESTDIR)$(SYSUSERSDIR) \
-		$(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(SYSCONFDIR)/viacam \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
-	$(INSTALL) -m 0755 $(BUILD)/host/viacamd $(DESTDIR)$(SBINDIR)/viacamd
-	$(INSTALL) -m 0755 $(BUILD)/host/viacamctl $(DESTDIR)$(BINDIR)/viacamctl
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
-		-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' conf/viacamd.service \
-		>$(DESTDIR)$(UNITDIR)/viacamd.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/viacamd.service
-	$(INSTALL) -m 0644 conf/70-viacam.rules $(DESTDIR)$(UDEVRULESDIR)/70-viacam.rules
-	$(INSTALL) -m 0644 conf/modprobe.d-viacam.conf $(DESTDIR)$(MODPROBEDIR)/viacam.conf
-	$(INSTALL) -m 0644 conf/modules-load.d-viacam.conf $(DESTDIR)$(MODULESLOADDIR)/viacam.conf
-	$(INSTALL) -m 0644 conf/sysusers.d-viacam.conf $(DESTDIR)$(SYSUSERSDIR)/viacam.conf
-	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
-		systemd-sysusers $(SYSUSERSDIR)/viacam.conf || true; fi
-	$(INSTALL) -m 0644 kmod/uapi/viacam.h $(DESTDIR)$(INCLUDEDIR)/linux/viacam.h
-	$(INSTALL) -m 0644 conf/viacam.conf $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf.dist
-	@if [ -e $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf ]; then \
-		echo "install: kept $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf (the shipped one is viacam.conf.dist)"; \
-	else \
-		$(INSTALL) -m 0644 conf/viacam.conf $(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf; \
-	fi
-	set -e; for m in $(MAN_PAGES); do \
-		$(INSTALL) -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; done
+	@c=$(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf; [ ! -e "$$c" ] || \
+		echo "install: kept $$c (the shipped one is viacam.conf.dist)"
+	DESTDIR="$(DESTDIR)" meson install --no-rebuild -C $(BUILD)/host
 # The module, through kbuild (INSTALL_MOD_PATH=DESTDIR; depmod runs when DESTDIR is empty).
 install-kmod: kmod
 	$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR)/build/kmod/$$(sed -nE \
 		's/^\#define UTS_RELEASE "(.*)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h) \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR) DEPMOD=true) modules_install
-uninstall:
-	rm -f $(addprefix $(DESTDIR),$(filter-out $(SYSCONFDIR)/%,$(INSTALLED)))
+uninstall: $(BUILD)/host/build.ninja
 	@c=$(DESTDIR)$(SYSCONFDIR)/viacam/viacam.conf; \
 	if [ -e "$$c" ] && ! cmp -s "$$c" "$$c.dist"; then \
 		echo "uninstall: kept $$c (changed since install)"; \
 	else \
 		rm -f "$$c"; \
-	fi; \
-	rm -f "$$c.dist"; rmdir $(DESTDIR)$(SYSCONFDIR)/viacam 2>/dev/null || true
+	fi
+	@set -e; log=$(BUILD)/host/meson-logs/install-log.txt; \
+	[ -f $$log ] || { echo "uninstall: no $$log: nothing installed from $(BUILD)/host" >&2; exit 1; }; \
+	grep -v '^#' $$log | while read -r f; do [ -d "$$f" ] || rm -f "$$f"; done
+	@rmdir $(DESTDIR)$(SYSCONFDIR)/viacam 2>/dev/null || true
 	@echo "uninstall: the module stays (remove it with the kernel's modules, or dkms remove)"
 
 clean:

@@ -29,9 +29,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/viacam.h>
 
 #include "text.h"
-#include "viacam.h"
 
 #define VC_BACKEND_ABI 2	/* bump when an op changes meaning; sessions refuse other values */
 

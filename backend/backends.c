@@ -21,13 +21,24 @@ extern const struct vc_backend_ops vc_backend_gst;
 extern const struct vc_backend_ops vc_backend_pipewire;
 extern const struct vc_backend_ops vc_backend_via;
 
-/* Siblings, in the order `viacamd --list-backends` shows them. */
+/*
+ * Siblings, in the order `viacamd --list-backends` shows them. The backends that need
+ * libraries of their own are there when the build has them (meson's feature options gst,
+ * pipewire, v4l2: VIACAM_WITH_*); a config naming one that is not is refused as an unknown
+ * backend.
+ */
 static const struct vc_backend_ops *const registry[] = {
 	&vc_backend_pattern,
 	&vc_backend_file,
+#if VIACAM_WITH_V4L2
 	&vc_backend_v4l2,
+#endif
+#if VIACAM_WITH_GST
 	&vc_backend_gst,
+#endif
+#if VIACAM_WITH_PIPEWIRE
 	&vc_backend_pipewire,
+#endif
 	&vc_backend_via,
 };
 

@@ -19,7 +19,7 @@
 #include <media/v4l2-device.h>
 #include <media/videobuf2-v4l2.h>
 
-#include "uapi/viacam.h"
+#include "uapi/linux/viacam.h"
 #include "viacam-compat.h"
 
 #define VIACAM_DRIVER		"viacam"

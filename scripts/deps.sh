@@ -20,7 +20,7 @@ done
 
 run_packages=(
 	# build: user space and the kernel module (kbuild runs the headers' gcc-12)
-	gcc gcc-12 make libc6-dev pkg-config bc libelf-dev dwarves
+	gcc gcc-12 make libc6-dev pkg-config meson ninja-build bc libelf-dev dwarves
 	libsystemd-dev libinih-dev libv4l-dev libdrm-dev libseccomp-dev
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
 	# kernel cache and the QEMU guest

@@ -85,7 +85,7 @@ result() {
 # --- unit tests (host, ASan/UBSan builds) ---
 t0=$(date +%s)
 for t in build/asan/tests/test-*; do
-	[ -x "$t" ] || continue
+	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=unit/$(basename "$t")
 	selected "$name" || continue
 	log=$out/unit/$(basename "$t").log

@@ -9,7 +9,7 @@ work=${1:?usage: build-debs.sh WORK}
 rm -rf "$work/src"
 mkdir -p "$work/src/viacam"
 cd "$src" || exit 1
-(git ls-files; git ls-files -o --exclude-standard) | grep -v -e '^build/' -e '^debian/build/' |
+(git ls-files; git ls-files -o --exclude-standard) | grep -v -e '^build/' -e '^debian/build/' -e '^obj-' |
 	while read -r f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 	xargs -0 cp --parents -t "$work/src/viacam"
 if ! (cd "$work/src/viacam" && dpkg-buildpackage -us -uc) >"$work/build.log" 2>&1; then

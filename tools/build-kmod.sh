@@ -23,10 +23,10 @@ mkdir -p "$out"
 for f in "$src"/kmod/*.[ch] "$src"/kmod/Kbuild; do
 	cmp -s "$f" "$out/$(basename "$f")" || cp "$f" "$out/"
 done
-mkdir -p "$out/uapi"
-for f in "$src"/kmod/uapi/*.h; do
+mkdir -p "$out/uapi/linux"
+for f in "$src"/kmod/uapi/linux/*.h; do
 	[ -e "$f" ] || continue
-	cmp -s "$f" "$out/uapi/$(basename "$f")" || cp "$f" "$out/uapi/"
+	cmp -s "$f" "$out/uapi/linux/$(basename "$f")" || cp "$f" "$out/uapi/linux/"
 done
 "$src/tools/vm/kbuild-run.sh" "$kdir" make -s -C "$kdir" M="$out" "$@" modules
 echo "build-kmod: $out/viacam.ko ($kver)"

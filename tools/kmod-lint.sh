@@ -18,7 +18,7 @@ fi
 rc=0
 echo "== checkpatch --strict"
 if ! "$cache/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
-	--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f "$src"/kmod/*.[ch] "$src"/kmod/uapi/*.h; then
+	--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f "$src"/kmod/*.[ch] "$src"/kmod/uapi/linux/*.h; then
 	rc=1
 fi
 echo "== sparse"
@@ -26,7 +26,7 @@ for series in $("$src/tools/vm/kernels.sh" list | awk '{print $1}'); do
 	kdir=$("$src/tools/vm/kernels.sh" kdir "$series")
 	out=$(mktemp -d)
 	cp "$src"/kmod/*.[ch] "$src"/kmod/Kbuild "$out/"
-	mkdir -p "$out/uapi" && cp "$src"/kmod/uapi/*.h "$out/uapi/"
+	mkdir -p "$out/uapi/linux" && cp "$src"/kmod/uapi/linux/*.h "$out/uapi/linux/"
 	# Kbuild turns -Wmaybe-uninitialized off; we want it (it found an uninitialised return
 	# value in viacam_write).
 	# (kbuild-run.sh: sid's kernel is checked in the sid root, with its gcc and sparse. A

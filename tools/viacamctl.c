@@ -40,11 +40,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/viacam.h>
+
 #include "ctrlname.h"
 #include "statefile.h"
 #include "text.h"
 #include "version.h"
-#include "viacam.h"
 
 static const char *arg_device = "/dev/viacam";
 static const char *arg_state = "/run/viacamd/cameras";

@@ -24,11 +24,11 @@
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
+#include <linux/viacam.h>
 
 #include "daemon.h"
 #include "log.h"
 #include "statefile.h"
-#include "viacam.h"
 
 /* ---------------------------------------------------------------------------
  * The state file (its format and reader: lib/statefile.h), read by viacamctl too.

@@ -29,12 +29,12 @@
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
+#include <linux/viacam.h>
 
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
 #include "version.h"
-#include "viacam.h"
 #include "worker.h"
 
 #ifndef VIACAM_SYSCONFDIR

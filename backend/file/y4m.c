@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include <linux/videodev2.h>
+#include <linux/viacam.h>
 
 #include "backend.h"
 #include "text.h"
-#include "viacam.h"
 #include "y4m.h"
 
 #define MAGIC "YUV4MPEG2 "

@@ -8,9 +8,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/viacam.h>
 
 #include "via-io.h"
-#include "viacam.h"
 
 /* The "Test Pattern" menu: V4L2_CID_TEST_PATTERN is in the image-processing class, which the
  * bridge does not accept, so a private user-class id (the pattern backend's) stands in. */

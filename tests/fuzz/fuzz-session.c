@@ -29,11 +29,11 @@
 #include <unistd.h>
 
 #include <linux/videodev2.h>
+#include <linux/viacam.h>
 
 #include "backend.h"
 #include "config.h"
 #include "session.h"
-#include "viacam.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -85,7 +85,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "viacam.h"
+#include <linux/viacam.h>
 
 #define MAX_BUFS 32
 #define RING 8192		/* send timestamps kept, by frame counter */

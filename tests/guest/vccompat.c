@@ -14,7 +14,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "viacam.h"
+#include <linux/viacam.h>
 
 static int failures;
 

@@ -65,7 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "viacam.h"
+#include <linux/viacam.h>
 
 #define MAX_THREADS	32
 #define MAX_NODES	(2 * VIACAM_MAX_CAMERAS + 1)

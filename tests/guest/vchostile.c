@@ -124,7 +124,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "viacam.h"
+#include <linux/viacam.h>
 
 #define WIDTH		640
 #define HEIGHT		480

@@ -96,7 +96,7 @@
 #include <unistd.h>
 
 #include <linux/userfaultfd.h>
-#include "viacam.h"
+#include <linux/viacam.h>
 
 static int failures;
 

@@ -2,10 +2,11 @@
 # test-install.sh - what a packager and an admin get from `make install`, on the host:
 #  - a build with Debian's hardening flags (dpkg-buildflags: FORTIFY, stack protector, relro,
 #    BIND_NOW) honoured, warnings fatal (WERROR=-Werror), and the result really hardened;
-#  - a missing library stops the build with pkg-config's message and "make deps", not with a
+#  - a missing library stops the build with meson's message and "make deps", not with a
 #    compiler error;
-#  - install-user into DESTDIR with PREFIX=/usr puts every file where Debian expects it, the
-#    unit with this install's paths; `systemd-analyze verify` accepts the unit and
+#  - install-user (meson install) into DESTDIR with PREFIX=/usr puts every file where Debian
+#    expects it (the unit and modules-load.d where systemd.pc says for /usr, the udev rules
+#    where udev.pc says), the unit with this install's paths; `systemd-analyze verify` accepts the unit and
 #    `systemd-analyze security` rates its sandbox below 3.0 (OK);
 #  - config errors carry the error priority when stderr is the journal;
 #  - the installed config is valid on a machine without a VX855 and serves no camera there;
@@ -61,10 +62,12 @@ inst() { make -s --no-print-directory BUILD="$b" DESTDIR="$root" PREFIX=/usr "$@
 if ! inst install-user >"$work/install.log" 2>&1; then
 	bad "make install-user failed:"; tail -n 15 "$work/install.log"
 fi
+udevdir=$(pkg-config --variable=udevdir udev)
+udevdir=${udevdir:-/usr/lib/udev}
 want="/usr/sbin/viacamd 755
 /usr/bin/viacamctl 755
 /usr/lib/systemd/system/viacamd.service 644
-/usr/lib/udev/rules.d/70-viacam.rules 644
+$udevdir/rules.d/70-viacam.rules 644
 /usr/lib/modprobe.d/viacam.conf 644
 /usr/lib/modules-load.d/viacam.conf 644
 /usr/include/linux/viacam.h 644
@@ -124,7 +127,7 @@ if [ -n "$exposure" ] && awk -v e="$exposure" 'BEGIN { exit !(e < 3.0) }'; then
 else
 	bad "systemd-analyze security: exposure '${exposure:-?}', want < 3.0: $(tail -n 3 "$work/security.log")"
 fi
-rules=$root/usr/lib/udev/rules.d/70-viacam.rules
+rules=$root$udevdir/rules.d/70-viacam.rules
 if udevadm verify "$rules" >/dev/null 2>&1 || ! udevadm verify --help >/dev/null 2>&1; then
 	grep -q 'KERNEL=="viacam".*TAG+="systemd".*SYSTEMD_WANTS.*viacamd.service' "$rules" &&
 		good "udev starts viacamd when /dev/viacam appears (TAG+=systemd, SYSTEMD_WANTS)" ||

@@ -32,9 +32,9 @@ kdir=/usr/src/linux-headers-$kver
 ver=$(sed -nE 's/^#define VIACAM_VERSION "(.*)"$/\1/p' "$src/lib/version.h")
 
 # --- kbuild, W=1: the compiler's messages are the verdict.
-mkdir -p "$work/kmod/uapi"
+mkdir -p "$work/kmod/uapi/linux"
 cp "$src"/kmod/*.[ch] "$src"/kmod/Kbuild "$work/kmod/"
-cp "$src"/kmod/uapi/*.h "$work/kmod/uapi/"
+cp "$src"/kmod/uapi/linux/*.h "$work/kmod/uapi/linux/"
 inroot make -k --no-print-directory -C "$kdir" M="$work/kmod" W=1 modules >"$work/kbuild.log" 2>&1
 rc=$?
 # Kbuild's own notes are not the compiler's (no BTF without vmlinux is one of them).

@@ -52,8 +52,10 @@ has() {	# has DEB PATH...
 		dpkg-deb -c "$deb" | awk '{ print $6 }' | grep -qxF ".$p" || bad "$(basename "$deb") lacks $p"
 	done
 }
+# The udev rules go where udev.pc says (Debian 12: /lib/udev), the rest where systemd.pc does.
+udevdir=$(pkg-config --variable=udevdir udev)
 has viacamd_"$ver"_*.deb /usr/sbin/viacamd /usr/bin/viacamctl /usr/lib/systemd/system/viacamd.service \
-	/usr/lib/udev/rules.d/70-viacam.rules /usr/lib/modprobe.d/viacam.conf \
+	"${udevdir:-/usr/lib/udev}"/rules.d/70-viacam.rules /usr/lib/modprobe.d/viacam.conf \
 	/usr/lib/modules-load.d/viacam.conf /etc/viacam/viacam.conf \
 	/usr/share/man/man8/viacamd.8.gz /usr/share/man/man1/viacamctl.1.gz /usr/share/man/man5/viacam.conf.5.gz
 dpkg-deb -e viacamd_"$ver"_*.deb "$work/ctl"
@@ -65,7 +67,7 @@ grep -qx /etc/viacam/viacam.conf "$work/ctl/conffiles" 2>/dev/null && good "viac
 	bad "viacamd: the config is not a conffile"
 has viacam-dev_"$ver"_all.deb /usr/include/linux/viacam.h
 has viacam-dkms_"$ver"_all.deb /usr/src/viacam-"$ver"/dkms.conf /usr/src/viacam-"$ver"/Kbuild \
-	/usr/src/viacam-"$ver"/viacam-core.c /usr/src/viacam-"$ver"/uapi/viacam.h
+	/usr/src/viacam-"$ver"/viacam-core.c /usr/src/viacam-"$ver"/uapi/linux/viacam.h
 # Installing it must build the module: dh_dkms's postinst runs dkms, and dkms is a dependency.
 dpkg-deb -e viacam-dkms_"$ver"_all.deb "$work/dkms-ctl"
 grep -q 'dkms' "$work/dkms-ctl/postinst" 2>/dev/null && good "viacam-dkms: its postinst builds the module with dkms" ||

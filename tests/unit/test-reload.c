@@ -28,11 +28,11 @@
 
 #include <cmocka.h>
 #include <linux/videodev2.h>
+#include <linux/viacam.h>
 
 #include "daemon.h"
 #include "offer.h"
 #include "session.h"
-#include "viacam.h"
 #include "worker.h"
 
 #define FAKE_CAMS 4
