@@ -71,19 +71,24 @@ FUZZ_TARGETS := fuzz-config fuzz-y4m fuzz-session
 
 all: product
 
-# meson-setup DIR, OPTIONS, ENV: set DIR up (again) when it has none, or when the options or
-# the environment's flags changed since (DIR/.viacam-setup holds what it was set up with).
-# A failed setup (a library missing) ends with the way out.
-meson_setup = set -e; want='$(strip $(2)) | $(strip $(3))'; \
-	if [ ! -f $(1)/build.ninja ] || [ "$$(cat $(1)/.viacam-setup 2>/dev/null)" != "$$want" ]; then \
+# meson-setup DIR, OPTIONS, ENV: set DIR up when it has none, or again (from scratch) when the
+# environment's flags changed since (meson reads CFLAGS and the like only at setup); when
+# only OPTIONS changed, `meson configure` applies them in place, so the programs other jobs
+# may be running from DIR (a test run's guests) never vanish. DIR/.viacam-setup holds what it
+# was set up with. A failed setup (a library missing) ends with the way out.
+meson_setup = set -e; opts='$(strip $(2))'; envs='$(strip $(3))'; \
+	have=$$(cat $(1)/.viacam-setup 2>/dev/null || true); \
+	if [ ! -f $(1)/build.ninja ] || [ "$${have\#* | }" != "$$envs" ]; then \
 		rm -rf $(1); \
 		if ! env $(3) meson setup $(1) $(2) >$(1).setup.log 2>&1; then \
 			grep -E -A3 'ERROR|Dependency.*NO' $(1).setup.log >&2 || cat $(1).setup.log >&2; \
 			echo "viacam: meson setup of $(1) failed (log: $(1).setup.log); missing libraries: run 'make deps' (Debian: scripts/deps.sh)" >&2; \
 			rm -rf $(1); exit 1; \
 		fi; \
-		echo "$$want" >$(1)/.viacam-setup; \
-	fi
+	elif [ "$${have%% | *}" != "$$opts" ]; then \
+		meson configure $(1) $(2) >$(1).setup.log 2>&1 || { cat $(1).setup.log >&2; exit 1; }; \
+	fi; \
+	echo "$$opts | $$envs" >$(1)/.viacam-setup
 USER_ENV := CFLAGS="$(CFLAGS)" CPPFLAGS="$(CPPFLAGS)" LDFLAGS="$(LDFLAGS)" CC="$(CC)"
 # The test builds ignore the user's flags, as the Makefile's test builds always did.
 TEST_ENV := -u CFLAGS -u CPPFLAGS -u LDFLAGS -u CXXFLAGS
