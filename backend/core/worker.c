@@ -352,6 +352,9 @@ struct winst {
 	struct vc_modes modes;
 	int nctrls;
 	struct viacam_ctrl ctrls[VC_MAX_CTRLS];
+	/* a pipewire backend's remote socket, and its owner when the current worker was made */
+	char remote[256];
+	uid_t remote_uid;
 	/* counters, for the bench and tests */
 	uint64_t frames, restarts;
 	uint64_t lat_sum_ns, lat_n, lat_max_ns, lat_last_ns;	/* FRAME sent -> copied out */
@@ -410,6 +413,20 @@ static bool kill_reap(pid_t pid, int *status)
 }
 
 /* Forks and executes the worker; the instance's sock and pid. */
+/*
+ * The user a worker for the PipeWire socket @path runs as: the socket's owner (root's viacamd
+ * reaches a desktop user's PipeWire; its directory is 0700), or (uid_t)-1 (the workers' own
+ * user) while there is no such socket or root owns it. Never root.
+ */
+static uid_t socket_owner(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid != 0)
+		return st.st_uid;
+	return (uid_t)-1;
+}
+
 static int spawn(struct winst *w)
 {
 	int sv[2];
@@ -418,6 +435,8 @@ static int spawn(struct winst *w)
 	if (!vc_worker_exe)
 		return -ENOSYS;
 	reap_orphans();
+	if (w->remote[0])	/* what the worker will find (sandbox_for) */
+		w->remote_uid = socket_owner(w->remote);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
 	pid = fork();
@@ -633,6 +652,12 @@ static int proxy_create_for(const struct vc_backend_ops *real, const struct vc_b
 			goto fail;
 		}
 	}
+	if (strcmp(real->name, "pipewire") == 0) {
+		const struct vc_kv *kv = vc_conf_key(conf, "remote");
+
+		if (kv)
+			snprintf(w->remote, sizeof(w->remote), "%s", kv->value);
+	}
 	r = pack_conf(&w->conf, real->name, conf);
 	if (r < 0) {
 		vc_err(err, 0, r, "%s: the section is too large for a worker", real->name);
@@ -751,6 +776,15 @@ static int proxy_start(void *priv, const struct vc_mode *mode, struct vc_error *
 	drain(w->hbfd);
 	if (w->dead)	/* a restart is due: it starts the stream then */
 		return 0;
+	/*
+	 * The PipeWire socket appeared (or changed hands) since this worker was made (viacamd
+	 * starts at boot, the desktop user's PipeWire at login): this worker runs as a user who
+	 * cannot reach it. A new one, made as the socket's owner, starts the stream.
+	 */
+	if (w->remote[0] && socket_owner(w->remote) != w->remote_uid) {
+		worker_lost(w, "was made before its PipeWire socket belonged to its user", NULL, 0);
+		return 0;
+	}
 	r = send_start(w);
 	if (r < 0) {
 		worker_lost(w, "cannot be told to start", NULL, 0);
@@ -1209,7 +1243,7 @@ static void sandbox_for(const struct unpacked *u, struct vc_sandbox *sb)
 		 * and whom that PipeWire's access control knows. Never as root.
 		 */
 		if (strcmp(u->backend, "pipewire") == 0 && strcmp(kv->key, "remote") == 0 &&
-		    stat(kv->value, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid != 0) {
+		    socket_owner(kv->value) != (uid_t)-1 && stat(kv->value, &st) == 0) {
 			sb->uid = st.st_uid;
 			sb->gid = st.st_gid;
 		}

@@ -70,6 +70,7 @@ want="/usr/sbin/viacamd 755
 $udevdir/rules.d/70-viacam.rules 644
 /usr/lib/modprobe.d/viacam.conf 644
 /usr/lib/modules-load.d/viacam.conf 644
+/usr/lib/sysusers.d/viacam.conf 644
 /usr/include/linux/viacam.h 644
 /etc/viacam/viacam.conf 644
 /etc/viacam/viacam.conf.dist 644
